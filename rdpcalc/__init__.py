@@ -1,0 +1,12 @@
+"""rdpcalc: exact Rényi-DP accounting for quantization-based federated-learning mechanisms.
+
+The Python API lives in :mod:`rdpcalc.api`; the command line (``rdpcalc``) is a thin layer
+over it.
+"""
+
+from .api import bound, divergence, make_mechanism, pmf
+from .errors import ParameterError
+
+__version__ = "0.1.0"
+
+__all__ = ["ParameterError", "bound", "divergence", "make_mechanism", "pmf", "__version__"]

@@ -1,0 +1,332 @@
+"""The ``rdpcalc`` command line: parse, call :mod:`rdpcalc.api`, render or export.
+
+``rdpcalc <command> <mechanism> [options]``. Each (command, mechanism) pair is a click
+command whose options are the mechanism's parameters (declared once, in the mechanism's
+``PARAMS``) plus the command's own. Bad input exits with code 2 and one line naming the
+option and its valid range; no traceback reaches the user; files are written atomically.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from . import __version__, api
+from .errors import ParameterError
+from .exactnum import to_int
+from .io import to_csv, to_json, write_atomic
+from .mechanisms import MECHANISMS
+from .neighbours import PROTOCOLS
+from .numerics import ENGINES
+from .orders import format_alpha
+
+EXAMPLES = {
+    "divergence": """\b
+Examples:
+  rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --alpha 2 --alpha 10 --alpha inf
+  rdpcalc divergence pbm --c 1.5 --theta 0.25 --trials 16 --n 40 --alpha 2
+  rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --alphas 1.01:1000:100 --json
+  rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --neighbours paper --seed 3""",
+    "pmf": """\b
+Examples:
+  rdpcalc pmf rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --x 1.5
+  rdpcalc pmf pbm --c 1.5 --theta 0.25 --trials 16 --x -1.5 --csv pbm.csv""",
+    "bound": """\b
+Examples:
+  rdpcalc bound rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --alpha 2 --alpha 10
+  rdpcalc bound pbm --c 1.5 --theta 0.25 --trials 16""",
+}
+
+
+# ----------------------------------------------------------------------------- helpers
+def _int_option(value: str | None, option: str, low: int, high: int | None = None) -> int | None:
+    if value is None:
+        return None
+    number = to_int(value, option)
+    if number < low or (high is not None and number > high):
+        upper = "∞" if high is None else str(high)
+        raise ParameterError(option, f"must be an integer in [{low}, {upper}], got {number}")
+    return number
+
+
+def _check_csv_path(path: str | None) -> None:
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ParameterError("--csv", f"must be a file path, got the directory {path!r}")
+    if not target.parent.exists() and str(target.parent) != "":
+        raise ParameterError("--csv", f"the directory {str(target.parent)!r} does not exist")
+
+
+def _emit(records: list[dict], as_json: bool, csv_path: str | None, render: Callable[[list[dict]], None]):
+    if csv_path is not None:
+        write_atomic(csv_path, to_csv(records))
+    if as_json:
+        click.echo(to_json(records))
+    else:
+        render(records)
+
+
+@contextmanager
+def _progress(enabled: bool, description: str):
+    """A rich progress bar on stderr when it is a terminal; a no-op callback otherwise."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(description), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), transient=True, console=_console(stderr=True)) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def _number(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "+∞" if value > 0 else "−∞"
+        return f"{value:.12g}"
+    return str(value)
+
+
+def _title(mechanism) -> str:
+    params = ", ".join(f"{k}={_number(v)}" for k, v in mechanism.parameters().items())
+    return f"{mechanism.title}: {params}"
+
+
+# ----------------------------------------------------------------------------- renderers
+def _render_divergence(mechanism, records: list[dict]) -> None:
+    from rich.table import Table
+
+    first = records[0]
+    table = Table(title=f"{_title(mechanism)}, n={first['n']}", title_justify="left")
+    table.caption = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
+    table.caption += f"; neighbours {first['protocol']}"
+    table.caption_justify = "left"
+    table.add_column("α", justify="right")
+    table.add_column("D_α (max of both directions)" if first["neighbours"] != "paper" else "D_α", justify="right")
+    table.add_column("x", justify="right")
+    table.add_column("x′", justify="right")
+    if first["n"] > 1:
+        table.add_column("k (others at +c)", justify="right")
+    for r in records:
+        value = r.get("divergence_digits", _number(r["divergence"]))
+        if value == "inf":
+            value = "+∞"
+        row = [format_alpha(r["alpha"]).replace("inf", "∞"), value, _number(r["x"]), _number(r["x_prime"])]
+        if first["n"] > 1:
+            row.append(str(r["k"]))
+        table.add_row(*row)
+    _console().print(table)
+
+
+def _render_pmf(mechanism, records: list[dict]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{_title(mechanism)}, x={_number(records[0]['x'])}", title_justify="left")
+    table.add_column("output", justify="right")
+    table.add_column("probability", justify="right")
+    table.add_column("log probability", justify="right")
+    for r in records:
+        table.add_row(str(r["output"]), r["probability_digits"][:20], _number(r["log_probability"]))
+    _console().print(table)
+
+
+def _render_bound(mechanism, records: list[dict]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{_title(mechanism)}, one client", title_justify="left")
+    table.add_column("quantity")
+    table.add_column("α", justify="right")
+    table.add_column("value", justify="right")
+    table.add_column("source")
+    table.add_column("check")
+    for r in records:
+        if r["kind"] == "exact":
+            check = f"at x={_number(r['x'])}, x′={_number(r['x_prime'])}"
+        else:
+            check = ("holds" if r["holds"] else "FAILS") + f": {r['compares']}"
+            if r["note"]:
+                check += f" ({r['note']})"
+        table.add_row(r["quantity"], format_alpha(r["alpha"]).replace("inf", "∞"), _number(r["value"]),
+                      r["source"], check)
+    _console().print(table)
+
+
+# ----------------------------------------------------------------------------- commands
+def _mechanism_params(cls) -> list[click.Option]:
+    return [click.Option([spec.option], type=str, default=None, metavar="VALUE", help=spec.help)
+            for spec in cls.PARAMS]
+
+
+def _build_mechanism(cls, kwargs: dict):
+    values = {spec.name: kwargs.pop(spec.name) for spec in cls.PARAMS}
+    for spec in cls.PARAMS:
+        if values[spec.name] is None:
+            raise ParameterError(spec.option, f"is required for {cls.name}: {spec.help}")
+    return api.make_mechanism(cls.name, **values)
+
+
+OUTPUT_OPTIONS = [
+    click.Option(["--json", "as_json"], is_flag=True, help="Print only JSON (a list of records) to stdout."),
+    click.Option(["--csv", "csv_path"], type=str, default=None, metavar="FILE",
+                 help="Also write the records as CSV to FILE (atomically)."),
+]
+ALPHA_OPTIONS = [
+    click.Option(["--alpha"], multiple=True, metavar="A",
+                 help="Rényi order ≥ 1 (1 = KL) or 'inf'; repeatable. Default: 1, 2, 10, inf."),
+    click.Option(["--alphas"], multiple=True, metavar="START:STOP:COUNT[:log|lin]",
+                 help="A range of orders, log spaced unless ':lin' is added; repeatable."),
+]
+ENGINE_OPTIONS = [
+    click.Option(["--engine"], type=click.Choice(ENGINES), default="fast", show_default=True,
+                 help="fast: float64 log domain; exact: mpmath at --dps digits."),
+    click.Option(["--dps"], type=str, default="50", show_default=True, metavar="DIGITS",
+                 help="Digits of the exact engine, 15 … 1000."),
+]
+
+
+def _divergence_command(cls) -> click.Command:
+    def run(**kwargs):
+        mechanism = _build_mechanism(cls, kwargs)
+        n = _int_option(kwargs["n"], "--n", 1, 10**6)
+        k = _int_option(kwargs["k"], "--k", 0, n - 1)
+        dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
+        seed = _int_option(kwargs["seed"], "--seed", 0, 2**63 - 1)
+        _check_csv_path(kwargs["csv_path"])
+        with _progress(not kwargs["as_json"], "worst case") as progress:
+            records = api.divergence(
+                mechanism, n=n, alphas=[*kwargs["alpha"]], neighbours=kwargs["neighbours"], k=k,
+                x=kwargs["x"], x_prime=kwargs["x_prime"], seed=seed, engine=kwargs["engine"], dps=dps,
+                progress=progress, alpha_ranges=[*kwargs["alphas"]],
+            )
+        _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_divergence(mechanism, r))
+
+    params = _mechanism_params(cls) + [
+        click.Option(["--n"], type=str, default="1", show_default=True, metavar="N",
+                     help="Number of clients in the SecAgg sum, ≥ 1."),
+        *ALPHA_OPTIONS,
+        *ENGINE_OPTIONS,
+        click.Option(["--neighbours"], type=click.Choice(PROTOCOLS), default="worst", show_default=True,
+                     help="worst: max over neighbouring inputs (n=1: all breakpoint pairs; n>1: all k, both "
+                          "directions); paper: x1=c vs -c, others at ±c at random (--seed)."),
+        click.Option(["--k"], type=str, default=None, metavar="K",
+                     help="Exactly K of the other n-1 clients at +c (the rest at -c), 0 ≤ K ≤ n-1."),
+        click.Option(["--x"], type=str, default=None, metavar="X", help="Client 1's input under P (with --x-prime)."),
+        click.Option(["--x-prime", "x_prime"], type=str, default=None, metavar="X'",
+                     help="Client 1's input under Q (with --x)."),
+        click.Option(["--seed"], type=str, default="0", show_default=True, help="Seed of --neighbours paper."),
+        *OUTPUT_OPTIONS,
+    ]
+    return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["divergence"],
+                         help=f"Exact Rényi divergences of {cls.title} between neighbouring inputs, "
+                              "for one client or the SecAgg sum of n clients.")
+
+
+def _pmf_command(cls) -> click.Command:
+    def run(**kwargs):
+        mechanism = _build_mechanism(cls, kwargs)
+        dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
+        if kwargs["x"] is None:
+            raise ParameterError("--x", f"is required: the input, in [-{mechanism.bound}, {mechanism.bound}]")
+        _check_csv_path(kwargs["csv_path"])
+        records = api.pmf(mechanism, kwargs["x"], dps=dps)
+        _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_pmf(mechanism, r))
+
+    params = _mechanism_params(cls) + [
+        click.Option(["--x"], type=str, default=None, metavar="X", help="The client's input."),
+        click.Option(["--dps"], type=str, default="50", show_default=True, metavar="DIGITS",
+                     help="Digits of the computation, 15 … 1000."),
+        *OUTPUT_OPTIONS,
+    ]
+    return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["pmf"],
+                         help=f"The single-client output pmf of {cls.title} at input X (mpmath).")
+
+
+def _bound_command(cls) -> click.Command:
+    def run(**kwargs):
+        mechanism = _build_mechanism(cls, kwargs)
+        dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
+        _check_csv_path(kwargs["csv_path"])
+        records = api.bound(mechanism, alphas=[*kwargs["alpha"]], engine=kwargs["engine"], dps=dps,
+                            alpha_ranges=[*kwargs["alphas"]])
+        _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_bound(mechanism, r))
+
+    params = _mechanism_params(cls) + [*ALPHA_OPTIONS, *ENGINE_OPTIONS, *OUTPUT_OPTIONS]
+    return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["bound"],
+                         help=f"The papers' bounds for {cls.title} beside the exact single-client D_α and D_∞.")
+
+
+def _group(name: str, help_text: str, factory) -> click.Group:
+    group = click.Group(name, help=help_text, epilog=EXAMPLES[name])
+    for cls in MECHANISMS.values():
+        group.add_command(factory(cls))
+    return group
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rdpcalc")
+def cli() -> None:
+    """rdpcalc: exact Rényi-DP accounting for quantization-based FL mechanisms.
+
+    \b
+    Mechanisms: rqm (randomized quantization), pbm (Poisson binomial).
+    Run 'rdpcalc COMMAND MECHANISM --help' for the options of each.
+    """
+
+
+cli.add_command(_group("divergence", "Exact Rényi divergences between worst-case neighbouring inputs.",
+                       _divergence_command))
+cli.add_command(_group("pmf", "The single-client output pmf.", _pmf_command))
+cli.add_command(_group("bound", "The papers' bounds beside the exact values.", _bound_command))
+
+
+def _register_figures() -> None:
+    from .figures.command import figures_command
+
+    cli.add_command(figures_command)
+
+
+_register_figures()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 2 bad input, 1 internal error)."""
+    try:
+        result = cli.main(args=argv, prog_name="rdpcalc", standalone_mode=False)
+    except ParameterError as error:
+        click.echo(f"rdpcalc: error: {error}", err=True)
+        return 2
+    except click.UsageError as error:
+        click.echo(f"rdpcalc: error: {error.format_message()}", err=True)
+        return 2
+    except click.Abort:
+        click.echo("rdpcalc: aborted", err=True)
+        return 130
+    except KeyboardInterrupt:
+        click.echo("rdpcalc: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
+        click.echo(f"rdpcalc: internal error: {type(error).__name__}: {error} (please report this)", err=True)
+        return 1
+    return result if isinstance(result, int) else 0

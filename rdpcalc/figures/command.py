@@ -1,0 +1,3 @@
+"""placeholder"""
+import click
+figures_command = click.Command("figures")

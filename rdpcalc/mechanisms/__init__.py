@@ -1,0 +1,12 @@
+"""The mechanisms, one module each, by their command-line names."""
+
+from __future__ import annotations
+
+from .base import Bound, Mechanism, ParamSpec, log_pmf
+from .pbm import PBM
+from .rqm import RQM
+
+#: command-line name → mechanism class
+MECHANISMS: dict[str, type[Mechanism]] = {cls.name: cls for cls in (RQM, PBM)}
+
+__all__ = ["Bound", "MECHANISMS", "PBM", "RQM", "Mechanism", "ParamSpec", "log_pmf"]

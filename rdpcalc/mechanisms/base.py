@@ -1,0 +1,124 @@
+"""What every mechanism provides to the engines, the neighbour search and the CLI.
+
+A mechanism is a frozen dataclass of exact parameters (``Fraction`` / ``int``) that validates
+itself on construction. It maps one client's input ``x`` in ``[-bound, bound]`` to an integer
+output in ``{0, …, support_size-1}``; the SecAgg server sees the sum of those integers.
+
+Each mechanism gives its single-client pmf once, in mpmath, in a form free of cancellation;
+the exact engine uses it at the working precision and the fast engine takes its logarithm
+rounded to float64 (:func:`log_pmf`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from fractions import Fraction
+from functools import lru_cache
+from typing import ClassVar
+
+import mpmath
+import numpy as np
+
+from ..errors import ParameterError
+from ..exactnum import fmt, to_fraction
+
+#: Digits used to compute single-client pmfs before rounding their logs to float64.
+LOG_PMF_DPS = 40
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: its field name, CLI option, type (``Fraction`` or ``int``) and help."""
+
+    name: str
+    option: str
+    kind: type
+    help: str
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A closed-form bound or value from a paper.
+
+    ``target`` is the exact quantity it is about: ``"worst"`` (single-client D_∞ maximised
+    over all input pairs) or ``"pair"`` (D_∞(P_b ‖ P_−b) at the extreme inputs); ``relation``
+    is ``"≤"`` for a bound and ``"="`` for a closed form; ``source`` says where it comes from
+    ("paper eq. (3)", "derived")."""
+
+    name: str
+    value: mpmath.mpf
+    source: str
+    target: str
+    relation: str = "≤"
+    note: str = ""
+
+
+class Mechanism(ABC):
+    """Interface of a quantization mechanism (see the module docstring)."""
+
+    #: short name used on the command line
+    name: ClassVar[str]
+    #: human-readable title
+    title: ClassVar[str]
+    #: the parameters, in CLI order
+    PARAMS: ClassVar[tuple[ParamSpec, ...]]
+
+    @property
+    @abstractmethod
+    def bound(self) -> Fraction:
+        """Inputs lie in ``[-bound, bound]``; the others in the SecAgg sum sit at ±bound."""
+
+    @property
+    @abstractmethod
+    def support_size(self) -> int:
+        """Number of output values of one client: outputs are ``0 … support_size-1``."""
+
+    @abstractmethod
+    def breakpoints(self) -> tuple[Fraction, ...]:
+        """Inputs among which the single-client worst case of every D_α is attained.
+
+        Sorted, and always containing ``-bound`` and ``bound``.
+        """
+
+    @abstractmethod
+    def pmf(self, x: Fraction) -> list[mpmath.mpf]:
+        """The output pmf at input ``x`` at the current mpmath precision."""
+
+    def bounds(self) -> list[Bound]:
+        """The papers' bounds (and corrected forms) for this mechanism, at the current
+        mpmath precision."""
+        return []
+
+    def check_input(self, x, option: str = "--x") -> Fraction:
+        """``x`` as an exact Fraction, or :class:`ParameterError` if outside the input range."""
+        value = to_fraction(x, option)
+        if abs(value) > self.bound:
+            b = fmt(self.bound)
+            raise ParameterError(option, f"must lie in [-{b}, {b}], got {fmt(value)}")
+        return value
+
+    def parameters(self) -> dict[str, float | int]:
+        """The parameters as plain numbers, for output records."""
+        out: dict[str, float | int] = {}
+        for field in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, field.name)
+            out[field.name] = float(value) if isinstance(value, Fraction) else value
+        return out
+
+
+def log_pmf(mechanism: Mechanism, x: Fraction) -> np.ndarray:
+    """log pmf at ``x`` as float64 (−inf where the probability is 0), from the mpmath pmf.
+
+    Every entry is the correctly computed log of a probability, so tails far below
+    float64's range of probabilities keep full relative accuracy.
+    """
+    return _log_pmf_cached(mechanism, Fraction(x)).copy()
+
+
+@lru_cache(maxsize=4096)
+def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
+    with mpmath.workdps(LOG_PMF_DPS):
+        values = mechanism.pmf(x)
+        logs = [float(mpmath.log(p)) if p > 0 else -np.inf for p in values]
+    return np.array(logs, dtype=np.float64)

@@ -1,0 +1,86 @@
+"""PBM, the Poisson binomial mechanism (Chen, Özgür, Kairouz 2022), RQM's comparator.
+
+One client with input x ∈ [−c, c] sends Z ~ Binomial(trials, p(x)) with p(x) = ½ + θx/c; the
+server sees the sum of the Z's, a Poisson-binomial variable. The RQM paper's "m = 16" is
+ambiguous between 16 trials (17 output values) and 15 trials (16 values), so the number of
+trials is explicit (``papers/rqm.md`` §7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+
+from ..errors import ParameterError
+from ..exactnum import open_unit, positive, to_int, to_mpf
+from .base import Bound, Mechanism, ParamSpec
+
+
+@dataclass(frozen=True)
+class PBM(Mechanism):
+    """PBM with clipping bound ``c`` > 0, ``theta`` θ ∈ (0, ½) and ``trials`` ≥ 1 Bernoulli
+    trials per client; outputs ``0 … trials``."""
+
+    c: Fraction
+    theta: Fraction
+    trials: int
+
+    name = "pbm"
+    title = "PBM (Poisson binomial)"
+    PARAMS = (
+        ParamSpec("c", "--c", Fraction, "clipping bound c > 0; inputs lie in [-c, c]"),
+        ParamSpec("theta", "--theta", Fraction, "θ in (0, 1/2); p(x) = 1/2 + θx/c"),
+        ParamSpec("trials", "--trials", int, "Bernoulli trials per client, integer ≥ 1 (outputs 0…trials)"),
+    )
+
+    def __post_init__(self):
+        object.__setattr__(self, "c", positive(self.c, "--c"))
+        object.__setattr__(self, "theta", open_unit(self.theta, "--theta", upper=Fraction(1, 2)))
+        trials = to_int(self.trials, "--trials")
+        if trials < 1:
+            raise ParameterError("--trials", f"must be an integer ≥ 1, got {trials}")
+        object.__setattr__(self, "trials", trials)
+
+    @property
+    def bound(self) -> Fraction:
+        return self.c
+
+    @property
+    def support_size(self) -> int:
+        return self.trials + 1
+
+    def success_probability(self, x: Fraction) -> Fraction:
+        """p(x) = ½ + θx/c, exactly."""
+        return Fraction(1, 2) + self.theta * x / self.c
+
+    def breakpoints(self) -> tuple[Fraction, ...]:
+        """{−c, c}. Binomial(M, p) is an exponential family in η = logit p, monotone in x, and
+        D_α(P_η1 ‖ P_η0) = [K(αη1+(1−α)η0) − αK(η1) − (1−α)K(η0)]/(α−1) grows as either
+        natural parameter moves away from the other (K is convex), so the worst single-client
+        pair is (c, −c) or (−c, c) [derived]."""
+        return (-self.c, self.c)
+
+    def pmf(self, x: Fraction) -> list[mpmath.mpf]:
+        """Binomial(trials, p(x)): C(M, i) p^i (1−p)^(M−i), each a product of positives."""
+        x = self.check_input(x)
+        p = self.success_probability(x)
+        success, failure = to_mpf(p), to_mpf(1 - p)
+        trials = self.trials
+        return [
+            mpmath.binomial(trials, i) * success**i * failure ** (trials - i)
+            for i in range(trials + 1)
+        ]
+
+    def bounds(self) -> list[Bound]:
+        return [
+            Bound("M log((1+2θ)/(1−2θ))", self.d_infinity_closed_form(), "derived", "pair", "=",
+                  note="the same for every SecAgg sum"),
+        ]
+
+    def d_infinity_closed_form(self) -> mpmath.mpf:
+        """D_∞(P_c ‖ P_{−c}) = M log((1+2θ)/(1−2θ)), attained at output M; for the SecAgg sum
+        it is the same for every n and k (extract §9 item 15) [derived]."""
+        theta = to_mpf(self.theta)
+        return self.trials * mpmath.log((1 + 2 * theta) / (1 - 2 * theta))

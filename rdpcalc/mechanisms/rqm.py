@@ -1,0 +1,152 @@
+"""RQM, the Randomized Quantization Mechanism (Youn, Hu, Ziani, Abernethy; Algorithm 2).
+
+Levels ``B(i) = -X + 2 i X / (m-1)``, ``i = 0 … m-1``, with ``X = c + Δ``. The end levels are
+always kept, each interior level independently with probability ``q``; ``x`` is then rounded
+without bias to one of the two kept levels around it. The output is the level's index.
+
+Paper extract: ``papers/rqm.md`` (§3 algorithm, §4 Lemma 5.1, §5 Theorem 5.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import floor
+
+import mpmath
+
+from ..errors import ParameterError
+from ..exactnum import open_unit, positive, to_int
+from ..exactnum import to_mpf as _mp
+from .base import Bound, Mechanism, ParamSpec
+
+
+@dataclass(frozen=True)
+class RQM(Mechanism):
+    """RQM with clipping bound ``c``, range extension ``delta`` (Δ), ``m`` levels and keep
+    probability ``q`` for the interior levels. Requires c > 0, Δ > 0, integer m ≥ 2,
+    0 < q < 1 (the paper's Lemma 5.1 and Theorem 5.2 assume these)."""
+
+    c: Fraction
+    delta: Fraction
+    m: int
+    q: Fraction
+
+    name = "rqm"
+    title = "RQM (randomized quantization)"
+    PARAMS = (
+        ParamSpec("c", "--c", Fraction, "clipping bound c > 0; inputs lie in [-c, c]"),
+        ParamSpec("delta", "--delta", Fraction, "range extension Δ > 0; levels span ±(c+Δ)"),
+        ParamSpec("m", "--m", int, "number of quantization levels, integer m ≥ 2"),
+        ParamSpec("q", "--q", Fraction, "probability of keeping each interior level, 0 < q < 1"),
+    )
+
+    def __post_init__(self):
+        object.__setattr__(self, "c", positive(self.c, "--c"))
+        object.__setattr__(self, "delta", positive(self.delta, "--delta"))
+        m = to_int(self.m, "--m")
+        if m < 2:
+            raise ParameterError("--m", f"must be an integer ≥ 2, got {m}")
+        object.__setattr__(self, "m", m)
+        object.__setattr__(self, "q", open_unit(self.q, "--q", upper=1))
+
+    # ----------------------------------------------------------------- geometry
+    @property
+    def bound(self) -> Fraction:
+        return self.c
+
+    @property
+    def support_size(self) -> int:
+        return self.m
+
+    @property
+    def x_max(self) -> Fraction:
+        """X^max = c + Δ, the outermost level."""
+        return self.c + self.delta
+
+    def level(self, i: int) -> Fraction:
+        """B(i) = −X^max + 2 i X^max / (m−1) (Algorithm 2, line 3)."""
+        return -self.x_max + 2 * i * self.x_max / (self.m - 1)
+
+    def grid_position(self, x: Fraction) -> Fraction:
+        """t = (x + X^max)(m−1) / (2 X^max): x in units of the level spacing, B(t) = x."""
+        return (x + self.x_max) * (self.m - 1) / (2 * self.x_max)
+
+    def breakpoints(self) -> tuple[Fraction, ...]:
+        """{±c} ∪ {B(i) : |B(i)| < c}: the pmf is affine in x between consecutive ones
+        (extract §4.4), so by joint quasi-convexity of D_α the single-client worst pair
+        is a pair of breakpoints."""
+        interior = [self.level(i) for i in range(self.m) if abs(self.level(i)) < self.c]
+        return tuple(sorted({-self.c, self.c, *interior}))
+
+    # ----------------------------------------------------------------- pmf
+    def pmf(self, x: Fraction) -> list[mpmath.mpf]:
+        """Lemma 5.1 (eq. 2) in the unified form of extract §4.3, free of cancellation.
+
+        With t = grid position of x, j = ⌊t⌋ ∈ {0 … m−2}, f = t − j ∈ [0, 1), u = 1 − f:
+        the lower kept neighbour k ≤ j has law w_lo(0) = (1−q)^j, w_lo(k) = q(1−q)^{j−k};
+        the upper one k ≥ j+1 has w_hi(m−1) = (1−q)^{m−j−2}, w_hi(k) = q(1−q)^{k−j−1};
+        they are independent, and
+
+            P(i) = w_lo(i) Σ_{k>j} w_hi(k) ((k−j−1) + u) / (k − i)     (i ≤ j)
+            P(i) = w_hi(i) Σ_{k≤j} w_lo(k) ((j−k) + f) / (i − k)       (i ≥ j+1),
+
+        where (k−j−1)+u = B-distance (B(k)−x)/h and (j−k)+f = (x−B(k))/h: every term is a
+        product of non-negative numbers.
+        """
+        x = self.check_input(x)
+        m = self.m
+        t = self.grid_position(x)
+        j = min(floor(t), m - 2)
+        frac = t - j
+        f = _mp(frac)
+        u = _mp(1 - frac)
+        q = _mp(self.q)
+        keep_out = _mp(1 - self.q)
+        powers = [mpmath.mpf(1)]
+        for _ in range(m):
+            powers.append(powers[-1] * keep_out)
+
+        w_lo = [q * powers[j - k] for k in range(j + 1)]
+        w_lo[0] = powers[j]
+        w_hi = {k: q * powers[k - j - 1] for k in range(j + 1, m)}
+        w_hi[m - 1] = powers[m - j - 2]
+
+        above = [(k, w_hi[k] * ((k - j - 1) + u)) for k in range(j + 1, m)]
+        below = [(k, w_lo[k] * ((j - k) + f)) for k in range(j + 1)]
+        probs = []
+        for i in range(m):
+            if i <= j:
+                probs.append(w_lo[i] * mpmath.fsum(a / (k - i) for k, a in above))
+            else:
+                probs.append(w_hi[i] * mpmath.fsum(b / (i - k) for k, b in below))
+        return probs
+
+    # ----------------------------------------------------------------- Theorem 5.2
+    def bounds(self) -> list[Bound]:
+        return [
+            Bound("ε_Thm, Theorem 5.2 as printed", self.theorem_5_2_bound(), "paper eq. (3)", "worst"),
+            Bound("ε_⋆, proof step (⋆)", self.theorem_5_2_intermediate(), "paper App. B.2", "pair",
+                  note="assumes argmin_i P_−c(i) = m−1, false in general"),
+            Bound("−log min_i P_−c(i), step (⋆) corrected", self.min_probability_bound(), "derived", "pair"),
+        ]
+
+    def theorem_5_2_bound(self) -> mpmath.mpf:
+        """ε_Thm of Theorem 5.2 (eq. 3) as printed:
+        log(2(1−q)²(1 + c/Δ)) + m log(1/(1−q))."""
+        q = _mp(self.q)
+        ratio = _mp(self.c / self.delta)
+        return mpmath.log(2 * (1 - q) ** 2 * (1 + ratio)) + self.m * mpmath.log(1 / (1 - q))
+
+    def theorem_5_2_intermediate(self) -> mpmath.mpf:
+        """ε_⋆ = −log P(Q(−c) = m−1), the tighter step (⋆) of the proof (extract §5.2).
+
+        The proof takes m−1 as the argmin of P(Q(−c) = ·); that is false in general
+        (extract §5.3-2), so this is the paper's expression, not a proven bound."""
+        return -mpmath.log(self.pmf(-self.c)[-1])
+
+    def min_probability_bound(self) -> mpmath.mpf:
+        """−log min_i P(Q(−c) = i): the corrected step (⋆). Since P(Q(c)=i) ≤ 1 it bounds
+        D_∞(P_c ‖ P_{−c}) [derived, extract §5.3-2]; it bounds only the ±c pair."""
+        return -mpmath.log(min(self.pmf(-self.c)))
+

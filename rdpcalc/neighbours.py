@@ -1,0 +1,216 @@
+"""Which neighbouring inputs a divergence is taken between, and the search over them.
+
+A *configuration* ``(x, x', k)`` compares the SecAgg sum of n clients when client 1 holds x
+(distribution P) with the sum when it holds x' (distribution Q); of the other n − 1 clients,
+k hold +b and n − 1 − k hold −b, where [−b, b] is the mechanism's input range. By
+exchangeability only k matters among the others.
+
+Protocols (``papers/rqm.md`` §6.1, DESIGN "Neighbouring inputs"):
+
+* ``worst`` (default). For n = 1, the maximum over all ordered pairs of the mechanism's
+  breakpoints: for a pmf affine in x between breakpoints, joint quasi-convexity of D_α puts
+  the maximum over input pairs there, so this is the true single-client worst case. For
+  n > 1, the maximum over k ∈ {0 … n−1} of the pairs (b, −b) and (−b, b): the worst case
+  over ±b configurations of the others, which is what the papers intend (their claim that ±b
+  is worst for every client is unproven for RQM, extract §6.1).
+* ``paper``: the papers' protocol, x = b vs x' = −b with the others at ±b chosen at random
+  (seeded): k ~ Binomial(n − 1, ½).
+* ``explicit``: a given k (``--k``) and/or a given pair (``--x``, ``--x-prime``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .errors import ParameterError
+from .exactnum import fmt
+from .mechanisms import Mechanism
+
+PROTOCOLS = ("worst", "paper")
+#: the others' sums are built in chunks of at most this many numbers (ks × support)
+CHUNK_ELEMENTS = 4_000_000
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Client 1 at ``x`` (P) vs ``x_prime`` (Q); ``k`` others at +b, the rest at −b."""
+
+    x: Fraction
+    x_prime: Fraction
+    k: int
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """The candidate configurations of one protocol; the result is the max over them."""
+
+    protocol: str
+    pairs: tuple[tuple[Fraction, Fraction], ...]
+    ks: tuple[int, ...]
+    description: str
+    seed: int | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.pairs) * len(self.ks)
+
+
+@dataclass(frozen=True)
+class DivergencePoint:
+    """D_α at one order: its value (float, ``inf`` allowed), the engine's own value (mpf for
+    the exact engine), and the configuration attaining the maximum."""
+
+    alpha: float
+    value: float
+    precise: object
+    attained: Configuration
+
+
+def choose_neighbours(
+    mechanism: Mechanism,
+    n: int,
+    protocol: str = "worst",
+    k: int | None = None,
+    x=None,
+    x_prime=None,
+    seed: int = 0,
+) -> Neighbours:
+    """Resolve the protocol options into the candidate configurations.
+
+    ``k`` fixes the number of others at +b; ``x``/``x_prime`` fix client 1's pair (both or
+    neither); ``protocol`` is ``worst`` or ``paper``. ``paper`` cannot be combined with ``k``.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ParameterError("--n", f"must be an integer ≥ 1, got {n!r}")
+    if protocol not in PROTOCOLS:
+        raise ParameterError("--neighbours", f"must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    if (x is None) != (x_prime is None):
+        raise ParameterError("--x-prime" if x_prime is None else "--x", "--x and --x-prime must be given together")
+    if k is not None:
+        if protocol == "paper":
+            raise ParameterError("--k", "cannot be combined with --neighbours paper (which draws k at random)")
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
+            raise ParameterError("--k", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
+    b = mechanism.bound
+    sym = f"{fmt(b)}"
+
+    if x is not None:
+        pair = (mechanism.check_input(x, "--x"), mechanism.check_input(x_prime, "--x-prime"))
+        pairs = (pair,)
+        pair_text = f"x₁ = {fmt(pair[0])} vs {fmt(pair[1])}"
+    elif protocol == "worst" and n == 1 and k is None:
+        points = mechanism.breakpoints()
+        pairs = tuple((a, c) for a in points for c in points if a != c)
+        pair_text = f"max over all ordered pairs of the {len(points)} breakpoints"
+    elif protocol == "paper":
+        pairs = ((b, -b),)
+        pair_text = f"x₁ = {sym} vs −{sym}"
+    else:
+        pairs = ((b, -b), (-b, b))
+        pair_text = f"x₁ = ±{sym}, both directions"
+
+    drawn_seed = None
+    if n == 1:
+        ks = (0,)
+        others_text = ""
+    elif k is not None:
+        ks = (k,)
+        others_text = f"; k = {k} of the other {n - 1} at +{sym}, the rest at −{sym}"
+    elif protocol == "paper":
+        drawn_seed = seed
+        drawn = int(np.random.default_rng(seed).binomial(n - 1, 0.5))
+        ks = (drawn,)
+        others_text = f"; the other {n - 1} at ±{sym} at random (seed {seed}): k = {drawn} at +{sym}"
+    else:
+        ks = tuple(range(n))
+        others_text = f"; max over k = 0…{n - 1} of the others at +{sym}, the rest at −{sym}"
+
+    name = "explicit" if (x is not None or k is not None) else protocol
+    return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed)
+
+
+def divergences(
+    mechanism: Mechanism,
+    n: int,
+    alphas: Sequence[float],
+    neighbours: Neighbours,
+    engine,
+    progress: Callable[[int, int], None] | None = None,
+    rests=None,
+) -> list[DivergencePoint]:
+    """max over the candidate configurations of D_α(P‖Q), for each α, with the argmax.
+
+    The others' sums (``rests``: a batch aligned with ``neighbours.ks``, computed here unless
+    given) are shared by every pair, and each client's totals are computed once per x.
+    The ks are processed in chunks that keep memory bounded. Ties keep the first candidate
+    (k in order, then pairs in order).
+    """
+    size = (n - 1) * (mechanism.support_size - 1) + 1
+    chunk = len(neighbours.ks) if rests is not None else max(1, CHUNK_ELEMENTS // size)
+    clients = {x: engine.client(mechanism, x) for pair in neighbours.pairs for x in pair}
+    best: list[DivergencePoint | None] = [None] * len(alphas)
+    done = 0
+    for start in range(0, len(neighbours.ks), chunk):
+        ks = neighbours.ks[start : start + chunk]
+        batch = rests if rests is not None else engine.rests(mechanism, n - 1, ks)
+        totals = {x: engine.add_client(client, batch) for x, client in clients.items()}
+        for x, x_prime in neighbours.pairs:
+            values = engine.divergences(totals[x], totals[x_prime], alphas)
+            for row, k in enumerate(ks):
+                for index, value in enumerate(values[row]):
+                    as_float = engine.to_float(value)
+                    if as_float != as_float:
+                        raise ArithmeticError(
+                            f"NaN divergence for {mechanism!r} at α={alphas[index]}, x={x}, x'={x_prime}, k={k}"
+                        )
+                    if best[index] is None or as_float > best[index].value:
+                        best[index] = DivergencePoint(alphas[index], as_float, value, Configuration(x, x_prime, k))
+            done += len(ks)
+            if progress is not None:
+                progress(done, neighbours.count)
+    return best  # type: ignore[return-value]
+
+
+def sweep_n(
+    mechanism: Mechanism,
+    n_values: Sequence[int],
+    alphas: Sequence[float],
+    protocol: str,
+    engine,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[int, tuple[Neighbours, list[DivergencePoint]]]:
+    """:func:`divergences` for every n in ``n_values`` under one protocol.
+
+    With the fast engine the others' sums for every n come from one pass of the Pascal
+    triangle (:func:`rdpcalc.numerics.fast.iter_mixed_power_levels`), so a sweep up to n
+    costs about as much as the single largest n.
+    """
+    wanted = sorted(set(n_values))
+    results = {}
+    if engine.name == "fast":
+        from .mechanisms import log_pmf
+        from .numerics.fast import iter_mixed_power_levels
+
+        plus, minus = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
+        levels = itertools.chain([np.zeros((1, 1))], iter_mixed_power_levels(plus, minus, wanted[-1] - 1))
+        for n_rest, rows in enumerate(levels):
+            n = n_rest + 1
+            if n in wanted:
+                chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
+                rests = rows[list(chosen.ks)]
+                results[n] = (chosen, divergences(mechanism, n, alphas, chosen, engine, rests=rests))
+                if progress is not None:
+                    progress(len(results), len(wanted))
+        return results
+    for index, n in enumerate(wanted):
+        chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
+        results[n] = (chosen, divergences(mechanism, n, alphas, chosen, engine))
+        if progress is not None:
+            progress(index + 1, len(wanted))
+    return results
