@@ -159,21 +159,26 @@ def divergences(
         ks = neighbours.ks[start : start + chunk]
         batch = rests if rests is not None else engine.rests(mechanism, n - 1, ks)
         totals = {x: engine.add_client(client, batch) for x, client in clients.items()}
-        for x, x_prime in neighbours.pairs:
-            values = engine.divergences(totals[x], totals[x_prime], alphas)
-            for row, k in enumerate(ks):
-                for index, value in enumerate(values[row]):
-                    as_float = engine.to_float(value)
-                    if as_float != as_float:
-                        raise ArithmeticError(
-                            f"NaN divergence for {mechanism!r} at α={alphas[index]}, x={x}, x'={x_prime}, k={k}"
-                        )
-                    if best[index] is None or as_float > best[index].value:
-                        best[index] = DivergencePoint(alphas[index], as_float, value, Configuration(x, x_prime, k))
-            done += len(ks)
-            if progress is not None:
-                progress(done, neighbours.count)
+        _maximise(best, alphas, ks, neighbours.pairs, totals, engine)
+        done += len(ks) * len(neighbours.pairs)
+        if progress is not None:
+            progress(done, neighbours.count)
     return best  # type: ignore[return-value]
+
+
+def _maximise(best: list, alphas, ks, pairs, totals: dict, engine) -> None:
+    """Update ``best`` (one DivergencePoint or None per α) with the configurations
+    (x, x', k) for k in ``ks``, where ``totals[x]`` is the batch of total pmfs, row i for
+    ``ks[i]``."""
+    for x, x_prime in pairs:
+        values = engine.divergences(totals[x], totals[x_prime], alphas)
+        for row, k in enumerate(ks):
+            for index, value in enumerate(values[row]):
+                as_float = engine.to_float(value)
+                if as_float != as_float:
+                    raise ArithmeticError(f"NaN divergence at α={alphas[index]}, x={x}, x'={x_prime}, k={k}")
+                if best[index] is None or as_float > best[index].value:
+                    best[index] = DivergencePoint(alphas[index], as_float, value, Configuration(x, x_prime, k))
 
 
 def sweep_n(
@@ -187,9 +192,10 @@ def sweep_n(
 ) -> dict[int, tuple[Neighbours, list[DivergencePoint]]]:
     """:func:`divergences` for every n in ``n_values`` under one protocol.
 
-    With the fast engine the others' sums for every n come from one pass of the Pascal
-    triangle (:func:`rdpcalc.numerics.fast.iter_mixed_power_levels`), so a sweep up to n
-    costs about as much as the single largest n.
+    With the fast engine every n comes from one pass of the Pascal triangle
+    (:func:`rdpcalc.numerics.fast.iter_mixed_power_levels`): level n holds the totals
+    A^{*j} * B^{*(n−j)} directly when client 1 sits at ±b, and level n − 1 holds the others'
+    sums otherwise. A sweep up to n costs about as much as the single largest n.
     """
     wanted = sorted(set(n_values))
     results = {}
@@ -198,15 +204,24 @@ def sweep_n(
         from .numerics.fast import iter_mixed_power_levels
 
         plus, minus = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
-        levels = itertools.chain([np.zeros((1, 1))], iter_mixed_power_levels(plus, minus, wanted[-1] - 1))
-        for n_rest, rows in enumerate(levels):
-            n = n_rest + 1
+        b = mechanism.bound
+        levels = itertools.chain([np.zeros((1, 1))], iter_mixed_power_levels(plus, minus, wanted[-1]))
+        previous = None
+        for n, rows in enumerate(levels):
             if n in wanted:
                 chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
-                rests = rows[list(chosen.ks)]
-                results[n] = (chosen, divergences(mechanism, n, alphas, chosen, engine, rests=rests))
+                if set(x for pair in chosen.pairs for x in pair) <= {b, -b}:
+                    # the totals are rows of level n: x = +b adds one to k
+                    ks = np.array(chosen.ks)
+                    totals = {b: rows[ks + 1], -b: rows[ks]}
+                    best = [None] * len(alphas)
+                    _maximise(best, alphas, chosen.ks, chosen.pairs, totals, engine)
+                else:
+                    best = divergences(mechanism, n, alphas, chosen, engine, rests=previous[list(chosen.ks)])
+                results[n] = (chosen, best)
                 if progress is not None:
                     progress(len(results), len(wanted))
+            previous = rows
         return results
     for index, n in enumerate(wanted):
         chosen = choose_neighbours(mechanism, n, protocol, seed=seed)

@@ -31,7 +31,7 @@ def bits(dps: int) -> int:
 @contextmanager
 def precision(dps: int):
     """MPFR context at ``dps`` digits (plus guard bits)."""
-    with gmpy2.local_context(gmpy2.context(), precision=bits(dps)):
+    with gmpy2.context(gmpy2.get_context(), precision=bits(dps)):
         yield
 
 

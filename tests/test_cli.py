@@ -1,0 +1,145 @@
+"""The command line: outputs, exports, and bad input (exit 2, one line, no file left)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from rdpcalc import api
+from rdpcalc.cli import main
+
+RQM_ARGS = ["--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42"]
+PBM_ARGS = ["--c", "1.5", "--theta", "0.25", "--trials", "16"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_divergence_json_records(capsys):
+    code, out, err = run(capsys, "divergence", "rqm", *RQM_ARGS, "--n", "40", "--alpha", "2", "--alpha", "10",
+                         "--alpha", "inf", "--json")
+    assert code == 0 and err == ""
+    records = json.loads(out)
+    assert [r["alpha"] for r in records] == [2, 10, "inf"]
+    expected = api.divergence(api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42"), n=40, alphas=[2, 10, "inf"])
+    for record, reference in zip(records, expected, strict=True):
+        assert record["divergence"] == reference["divergence"]
+        for key in ("mechanism", "c", "delta", "m", "q", "n", "neighbours", "x", "x_prime", "k"):
+            assert key in record
+    assert records[0]["neighbours"] == "worst"
+    assert records[0]["divergence"] == pytest.approx(0.4859, abs=6e-5)
+
+
+def test_counterexample_from_the_cli(capsys):
+    code, out, _ = run(capsys, "divergence", "rqm", *RQM_ARGS, "--alpha", "10", "--engine", "exact", "--dps", "30", "--json")
+    worst = json.loads(out)[0]
+    code2, out2, _ = run(capsys, "divergence", "rqm", *RQM_ARGS, "--alpha", "10", "--neighbours", "paper", "--json")
+    paper = json.loads(out2)[0]
+    assert code == code2 == 0
+    assert (worst["x"], worst["x_prime"]) == (-1.4, 1.5)
+    assert worst["divergence_digits"].startswith("5.36839938719")
+    assert paper["divergence"] == pytest.approx(5.336662, abs=6e-7)
+
+
+def test_table_output_and_alpha_range(capsys):
+    code, out, _ = run(capsys, "divergence", "pbm", *PBM_ARGS, "--n", "40", "--alphas", "2:1000:5")
+    assert code == 0
+    assert "PBM" in out and "0.55199282" in out and "k (others at +c)" in out
+
+
+def test_infinite_divergence_is_printed_as_infinity(capsys):
+    code, out, _ = run(capsys, "divergence", "pbm", *PBM_ARGS, "--alpha", "inf", "--json")
+    assert code == 0
+    assert json.loads(out)[0]["divergence"] == pytest.approx(16 * math.log(3), rel=1e-12)
+
+
+def test_csv_export(capsys, tmp_path):
+    target = tmp_path / "out.csv"
+    code, out, _ = run(capsys, "divergence", "rqm", *RQM_ARGS, "--n", "3", "--alphas", "1.5:100:4", "--alpha", "inf",
+                       "--csv", str(target))
+    assert code == 0 and "RQM" in out
+    rows = list(csv.DictReader(target.open()))
+    assert len(rows) == 5 and rows[-1]["alpha"] == "inf"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_pmf_and_bound(capsys):
+    code, out, _ = run(capsys, "pmf", "rqm", *RQM_ARGS, "--x", "1.5", "--json")
+    records = json.loads(out)
+    assert code == 0 and len(records) == 16
+    assert records[11]["probability"] == pytest.approx(0.35304423, rel=1e-12)
+    code, out, _ = run(capsys, "bound", "rqm", *RQM_ARGS, "--alpha", "2", "--json")
+    records = json.loads(out)
+    bounds = {r["quantity"]: r for r in records if r["kind"] == "bound"}
+    thm = next(r for name, r in bounds.items() if name.startswith("ε_Thm"))
+    assert thm["value"] == pytest.approx(9.0124748173033, rel=1e-13) and thm["holds"] is True
+    code, out, _ = run(capsys, "bound", "rqm", *RQM_ARGS)
+    assert code == 0 and "Theorem 5.2" in out
+
+
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["divergence", "rqm", "--c", "-1", "--delta", "1", "--m", "4", "--q", "0.5"], "--c"),
+        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "1.5"], "--q"),
+        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "1", "--q", "0.5"], "--m"),
+        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "abc"], "--q"),
+        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4"], "--q"),
+        (["divergence", "rqm", *RQM_ARGS, "--alpha", "0.5"], "--alpha"),
+        (["divergence", "rqm", *RQM_ARGS, "--alpha", "nan"], "--alpha"),
+        (["divergence", "rqm", *RQM_ARGS, "--alphas", "2:1"], "--alphas"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "0"], "--n"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "two"], "--n"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "5", "--k", "5"], "--k"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "5", "--k", "2", "--neighbours", "paper"], "--k"),
+        (["divergence", "rqm", *RQM_ARGS, "--x", "2"], "--x"),
+        (["divergence", "rqm", *RQM_ARGS, "--x", "1"], "--x-prime"),
+        (["divergence", "rqm", *RQM_ARGS, "--engine", "slow"], "--engine"),
+        (["divergence", "rqm", *RQM_ARGS, "--dps", "5"], "--dps"),
+        (["divergence", "rqm", *RQM_ARGS, "--neighbours", "best"], "--neighbours"),
+        (["divergence", "pbm", "--c", "1", "--theta", "0.5", "--trials", "16"], "--theta"),
+        (["divergence", "pbm", "--c", "1", "--theta", "0.2", "--trials", "0"], "--trials"),
+        (["divergence", "pbm", *PBM_ARGS, "--wat", "1"], "--wat"),
+        (["pmf", "rqm", *RQM_ARGS], "--x"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "3000", "--engine", "exact", "--k", "3"], "--engine"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, argv, option):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and option in err
+    assert "Traceback" not in err
+
+
+def test_unknown_mechanism(capsys):
+    code, _, err = run(capsys, "divergence", "nope")
+    assert code == 2 and err.count("\n") == 1 and "nope" in err
+
+
+def test_bad_input_leaves_no_csv(capsys, tmp_path):
+    target = tmp_path / "x.csv"
+    code, _, _ = run(capsys, "divergence", "rqm", *RQM_ARGS, "--alpha", "0", "--csv", str(target))
+    assert code == 2 and not target.exists() and list(tmp_path.iterdir()) == []
+    code, _, err = run(capsys, "divergence", "rqm", *RQM_ARGS, "--csv", str(tmp_path / "missing" / "x.csv"))
+    assert code == 2 and "--csv" in err
+
+
+def test_help_has_examples(capsys):
+    code, out, _ = run(capsys, "divergence", "rqm", "--help")
+    assert code == 0 and "Examples" in out and "--delta" in out
+
+
+def test_python_dash_m_entry_point():
+    result = subprocess.run([sys.executable, "-m", "rdpcalc", "divergence", "rqm", *RQM_ARGS, "--alpha", "2", "--json"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)[0]["divergence"] == pytest.approx(5.0635, abs=6e-5)

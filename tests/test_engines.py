@@ -1,0 +1,167 @@
+"""The two engines: agreement, monotonicity, limits, tilting, and the divergence formulas."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rdpcalc import api
+from rdpcalc.mechanisms import PBM, RQM, log_pmf
+from rdpcalc.numerics import exact, fast, tilted
+
+from .oracles import renyi_float
+
+ORDER = st.one_of(st.just(1.0), st.floats(1.0 + 1e-9, 2.0), st.floats(2.0, 1e4), st.just(math.inf))
+
+
+def rqm_strategy():
+    return st.builds(
+        lambda m, ratio, q: RQM(F(3, 2), F(3, 2) * ratio, m, q),
+        st.integers(2, 24),
+        st.fractions(F(1, 20), F(10)).filter(lambda v: v > 0),
+        st.fractions(F(1, 100), F(99, 100)),
+    )
+
+
+def pbm_strategy():
+    return st.builds(
+        lambda theta, trials: PBM(F(3, 2), theta, trials),
+        st.fractions(F(1, 100), F(49, 100)),
+        st.integers(1, 20),
+    )
+
+
+def relative_gap(a: float, b: float) -> float:
+    if a == b:
+        return 0.0
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+@settings(max_examples=30, deadline=None)
+@given(mech=st.one_of(rqm_strategy(), pbm_strategy()), n=st.integers(1, 6), alphas=st.lists(ORDER, min_size=1, max_size=4))
+def test_fast_agrees_with_exact(mech, n, alphas):
+    fast_rows = api.divergence(mech, n=n, alphas=alphas, engine="fast")
+    exact_rows = api.divergence(mech, n=n, alphas=alphas, engine="exact", dps=40)
+    for f, e in zip(fast_rows, exact_rows, strict=True):
+        # absolute slack for values that are tiny compared with the float64 inputs' rounding
+        assert abs(f["divergence"] - e["divergence"]) <= 1e-10 * e["divergence"] + 1e-14
+
+
+@settings(max_examples=30, deadline=None)
+@given(mech=st.one_of(rqm_strategy(), pbm_strategy()), n=st.integers(1, 8))
+def test_non_decreasing_in_alpha(mech, n):
+    alphas = [1, 1.0001, 1.5, 2, 3, 10, 100, 1000, 1e4, math.inf]
+    values = [r["divergence"] for r in api.divergence(mech, n=n, alphas=alphas)]
+    assert all(v >= 0 for v in values)
+    for a, b in zip(values, values[1:]):
+        assert b >= a * (1 - 1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(mech=st.one_of(rqm_strategy(), pbm_strategy()), alpha=ORDER)
+def test_worst_case_non_increasing_in_n(mech, alpha):
+    values = [api.divergence(mech, n=n, alphas=[alpha])[0]["divergence"] for n in (1, 2, 3, 5, 9)]
+    for a, b in zip(values, values[1:]):
+        assert b <= a * (1 + 1e-12)
+
+
+def test_single_client_divergence_against_textbook_formula():
+    mech = RQM(1, 1, 4, F(1, 2))  # pmfs of the hand example (extract §4.5 item 3)
+    p = [1 / 16, 3 / 32, 3 / 8, 15 / 32]
+    q = [15 / 32, 3 / 8, 3 / 32, 1 / 16]
+    for alpha in (1, 1.5, 2, 7, 50, math.inf):
+        got = api.divergence(mech, n=1, alphas=[alpha], x=1, x_prime=-1)[0]["divergence"]
+        assert got == pytest.approx(renyi_float(p, q, alpha), rel=1e-13)
+
+
+def test_divergence_formulas_edge_cases():
+    with np.errstate(divide="ignore"):
+        lp = np.log(np.array([0.5, 0.5, 0.0]))
+    lq = np.log(np.array([0.25, 0.25, 0.5]))
+    alphas = np.array([1.0, 2.0, math.inf])
+    got = fast.renyi_divergences(lp, lq, alphas)
+    assert got == pytest.approx([math.log(2), math.log(2), math.log(2)], rel=1e-14)
+    # P > 0 where Q = 0: +inf for every order, both engines
+    assert np.all(np.isinf(fast.renyi_divergences(lq, lp, alphas)))
+    import gmpy2
+
+    with exact.precision(30):
+        p = [gmpy2.mpfr(0.5), gmpy2.mpfr(0.5), gmpy2.mpfr(0)]
+        q = [gmpy2.mpfr(0.25), gmpy2.mpfr(0.25), gmpy2.mpfr(0.5)]
+    assert all(math.isinf(float(v)) for v in exact.renyi_divergences(q, p, [1.0, 2.0, math.inf], 30))
+    # identical distributions: exactly zero, never negative
+    same = fast.renyi_divergences(lq, lq, np.array([1.0, 1 + 1e-12, 2.0, 1e6, math.inf]))
+    assert np.all(same == 0)
+
+
+def test_near_one_is_continuous_with_kl():
+    mech = RQM("1.5", "1.5", 16, "0.42")
+    for engine in ("fast", "exact"):
+        kl, near = (r["divergence"] for r in api.divergence(mech, n=3, alphas=[1, 1 + 1e-10], engine=engine))
+        assert near == pytest.approx(kl, rel=1e-8)
+        assert near >= kl
+
+
+def test_tilted_fft_matches_direct_convolution():
+    mech = RQM("1.5", "1.5", 16, "0.42")
+    plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
+    for k, l in ((100, 200), (0, 250), (299, 1)):
+        direct = fast.log_mixed_power(plus, minus, k, l)
+        tilt = tilted.log_sum_pmf([(plus, k), (minus, l)])
+        assert np.max(np.abs(np.expm1(tilt - direct))) < 1e-10
+
+
+def test_tilted_fft_matches_exact_engine_tails_included():
+    mech = PBM("1.5", "0.35", 16)
+    plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
+    k, l = 90, 60
+    tilt = tilted.log_sum_pmf([(plus, k), (minus, l)])
+    with exact.precision(40):
+        reference = exact.mixed_power(exact.from_mpmath(_mp_pmf(mech, F(3, 2))), exact.from_mpmath(_mp_pmf(mech, F(-3, 2))), k, l)
+    import gmpy2
+
+    with exact.precision(40):
+        ref_log = np.array([float(gmpy2.log(v)) for v in reference])
+    assert ref_log.min() < -1000  # the tails lie far below float64's smallest number
+    assert np.max(np.abs(np.expm1(tilt - ref_log))) < 1e-10
+
+
+def _mp_pmf(mech, x):
+    import mpmath
+
+    with mpmath.workdps(45):
+        return mech.pmf(x)
+
+
+@pytest.mark.slow
+def test_large_n_is_finite_and_agrees_with_pascal_rows():
+    mech = RQM("1.5", "1.5", 16, "0.42")
+    alphas = [1, 2, 10, 100, 1e4, math.inf]
+    large = api.divergence(mech, n=10_000, alphas=alphas, k=9_999)
+    assert all(math.isfinite(r["divergence"]) and r["divergence"] > 0 for r in large)
+    # at n = 140 the tilted path (one k) and the Pascal rows (all k) must agree
+    one = api.divergence(mech, n=140, alphas=alphas, k=139)
+    every = api.divergence(mech, n=140, alphas=alphas)
+    for a, b in zip(one, every, strict=True):
+        assert b["k"] in (139, 0)
+        assert relative_gap(a["divergence"], b["divergence"]) < 1e-10
+
+
+def test_tilted_path_against_direct_path_in_the_engine():
+    mech = RQM("1.5", "3", 16, "0.57")
+    alphas = [1, 2, 50, 1e4, math.inf]
+    direct = api.divergence(mech, n=150, alphas=alphas, k=100)  # support 2236 > TILT_ABOVE: tilted
+    from rdpcalc.numerics import fast as fast_module
+
+    plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
+    rest = fast_module.log_mixed_power(plus, minus, 100, 49)
+    p, q = fast_module.log_convolve(plus, rest), fast_module.log_convolve(minus, rest)
+    forward = fast_module.renyi_divergences(p, q, np.array(alphas))
+    backward = fast_module.renyi_divergences(q, p, np.array(alphas))
+    for record, f, b in zip(direct, forward, backward, strict=True):
+        assert relative_gap(record["divergence"], max(f, b)) < 1e-10
