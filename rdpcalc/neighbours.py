@@ -185,12 +185,12 @@ def sweep_n(
     mechanism: Mechanism,
     n_values: Sequence[int],
     alphas: Sequence[float],
-    protocol: str,
+    protocols: Sequence[str],
     engine,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
-) -> dict[int, tuple[Neighbours, list[DivergencePoint]]]:
-    """:func:`divergences` for every n in ``n_values`` under one protocol.
+) -> dict[tuple[str, int], tuple[Neighbours, list[DivergencePoint]]]:
+    """:func:`divergences` for every n in ``n_values`` and every protocol, keyed (protocol, n).
 
     With the fast engine every n comes from one pass of the Pascal triangle
     (:func:`rdpcalc.numerics.fast.iter_mixed_power_levels`): level n holds the totals
@@ -198,34 +198,39 @@ def sweep_n(
     sums otherwise. A sweep up to n costs about as much as the single largest n.
     """
     wanted = sorted(set(n_values))
+    total = len(wanted) * len(protocols)
     results = {}
-    if engine.name == "fast":
-        from .mechanisms import log_pmf
-        from .numerics.fast import iter_mixed_power_levels
 
-        plus, minus = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
-        b = mechanism.bound
-        levels = itertools.chain([np.zeros((1, 1))], iter_mixed_power_levels(plus, minus, wanted[-1]))
-        previous = None
-        for n, rows in enumerate(levels):
-            if n in wanted:
+    def report():
+        if progress is not None:
+            progress(len(results), total)
+
+    if engine.name != "fast":
+        for n in wanted:
+            for protocol in protocols:
                 chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
-                if set(x for pair in chosen.pairs for x in pair) <= {b, -b}:
-                    # the totals are rows of level n: x = +b adds one to k
-                    ks = np.array(chosen.ks)
-                    totals = {b: rows[ks + 1], -b: rows[ks]}
-                    best = [None] * len(alphas)
-                    _maximise(best, alphas, chosen.ks, chosen.pairs, totals, engine)
+                results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine))
+                report()
+        return results
+
+    from .mechanisms import log_pmf
+    from .numerics.fast import iter_mixed_power_levels
+
+    plus, minus = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
+    b = mechanism.bound
+    levels = itertools.chain([np.zeros((1, 1))], iter_mixed_power_levels(plus, minus, wanted[-1]))
+    previous = None
+    for n, rows in enumerate(levels):
+        if n in wanted:
+            for protocol in protocols:
+                chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
+                if {x for pair in chosen.pairs for x in pair} <= {b, -b}:
+                    ks = np.array(chosen.ks)  # client 1 at +b adds one to k
+                    best: list = [None] * len(alphas)
+                    _maximise(best, alphas, chosen.ks, chosen.pairs, {b: rows[ks + 1], -b: rows[ks]}, engine)
                 else:
                     best = divergences(mechanism, n, alphas, chosen, engine, rests=previous[list(chosen.ks)])
-                results[n] = (chosen, best)
-                if progress is not None:
-                    progress(len(results), len(wanted))
-            previous = rows
-        return results
-    for index, n in enumerate(wanted):
-        chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
-        results[n] = (chosen, divergences(mechanism, n, alphas, chosen, engine))
-        if progress is not None:
-            progress(index + 1, len(wanted))
+                results[(protocol, n)] = (chosen, best)
+                report()
+        previous = rows
     return results

@@ -112,13 +112,13 @@ def test_alpha_sweep_single_client_pair(name):
 def test_alpha_2_versus_n(name):
     mech, expected = ALPHA2_VS_N[name]
     ns = [1, 2, 3, 5, 10, 20, 40, 60, 100]
-    results = sweep_n(mech, ns, [2.0], "worst", FastEngine())
+    results = sweep_n(mech, ns, [2.0], ["worst"], FastEngine())
     values = []
     for n in ns:
         if n == 1:  # the extract's n = 1 column is the pair (c, −c)
             values.append(api.divergence(mech, n=1, alphas=[2], neighbours="paper")[0]["divergence"])
         else:
-            values.append(results[n][1][0].value)
+            values.append(results[("worst", n)][1][0].value)
     check_row(values, expected)
 
 

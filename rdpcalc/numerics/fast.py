@@ -13,7 +13,9 @@ from scipy.special import logsumexp
 
 #: Terms of the Taylor series used where |α·u| (or |u| for KL) is below this.
 _SERIES_LIMIT = 0.5
-_SERIES_TERMS = 40
+_SERIES_TERMS = 22
+#: divergences for many orders are formed in blocks of at most this many terms
+_BLOCK_ELEMENTS = 2_000_000
 
 
 def log_convolve(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -126,48 +128,50 @@ def renyi_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.
             out[..., index] = np.max(np.where(lp > -np.inf, u, -np.inf), axis=-1)
         elif alpha == 1:
             out[..., index] = np.exp(logsumexp(lq + _log_h(u), axis=-1))
-        else:
-            beta = alpha - 1.0
-            log_sum = logsumexp(lq + _log_g(u, alpha), axis=-1)
-            out[..., index] = np.logaddexp(0.0, log_sum) / beta
+    finite = np.nonzero((alphas > 1) & (alphas < np.inf))[0]
+    block = max(1, _BLOCK_ELEMENTS // u.size)
+    for start in range(0, len(finite), block):
+        chosen = finite[start : start + block]
+        orders = alphas[chosen][None, :, None]
+        log_sum = logsumexp(lq[:, None, :] + _log_g(u[:, None, :], orders), axis=-1)
+        out[:, chosen] = np.logaddexp(0.0, log_sum) / (alphas[chosen] - 1.0)
     out[mismatch] = np.inf
     return out[0] if one_pair else out
 
 
-def _log_g(u: np.ndarray, alpha: float) -> np.ndarray:
-    """log g(u) for g(u) = e^{αu} − α eᵘ + α − 1 (≥ 0), vectorised, without cancellation.
+def _log_g(u: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """log g(u) for g(u) = e^{αu} − α eᵘ + α − 1 (≥ 0), without cancellation; ``u`` and
+    ``alpha`` broadcast against each other (α > 1, β = α − 1).
 
     * |αu| < ½: g = Σ_{j≥2} α(α^{j−1} − 1) u^j / j!   (series; α^{j−1}−1 via expm1);
     * u > 0:    g = eᵘ·expm1(βu) − β·expm1(u) = eᵘ expm1(βu) (1 − β(1−e^{−u})/expm1(βu));
-    * u < 0:    g = β(1 − eᵘ) − eᵘ(1 − e^{βu});
-    * u = −∞:   g = α − 1.
+    * u < 0:    g = β(1 − eᵘ) − eᵘ(1 − e^{βu});   at u = −∞ this is α − 1.
     """
-    beta = alpha - 1.0
-    out = np.empty_like(u)
+    u, alpha = np.broadcast_arrays(u, alpha)
+    out = np.empty(u.shape)
     small = np.abs(alpha * u) < _SERIES_LIMIT
     positive = (u > 0) & ~small
     negative = (u < 0) & ~small
     if np.any(small):
-        us = u[small]
-        log_alpha = np.log1p(beta)
+        us, a = u[small], alpha[small]
+        log_alpha = np.log(a)
         total = np.zeros_like(us)
         power = us * us / 2.0  # u^j / j! at j = 2
         for j in range(2, _SERIES_TERMS):
             total += np.expm1((j - 1) * log_alpha) * power
             power = power * us / (j + 1)
         with np.errstate(divide="ignore"):
-            out[small] = np.log(alpha * total)
+            out[small] = np.log(a * total)
     if np.any(positive):
-        up = u[positive]
+        up, beta = u[positive], alpha[positive] - 1.0
         log_growth = beta * up + np.log(-np.expm1(-beta * up))  # log expm1(βu), no overflow
         ratio = np.exp(np.log(beta) + np.log(-np.expm1(-up)) - log_growth)
         out[positive] = up + log_growth + np.log1p(-ratio)
     if np.any(negative):
-        un = u[negative]
-        finite = np.isfinite(un)
-        values = np.full(un.shape, np.log(beta))
-        uf = un[finite]
-        values[finite] = np.log(beta * (-np.expm1(uf)) + np.exp(uf) * np.expm1(beta * uf))
+        un, beta = u[negative], alpha[negative] - 1.0
+        with np.errstate(invalid="ignore"):
+            values = np.log(beta * (-np.expm1(un)) + np.exp(un) * np.expm1(beta * un))
+        values[un == -np.inf] = np.log(beta[un == -np.inf])
         out[negative] = values
     return out
 
