@@ -9,13 +9,21 @@ terms are all non-negative, so they neither cancel near α = 1 nor overflow at �
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 #: Terms of the Taylor series used where |α·u| (or |u| for KL) is below this.
 _SERIES_LIMIT = 0.5
 _SERIES_TERMS = 22
 #: divergences for many orders are formed in blocks of at most this many terms
 _BLOCK_ELEMENTS = 2_000_000
+
+
+def logsumexp(a: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+    """log Σ exp(a) along ``axis``; −inf for an all −inf slice (a lean scipy.special.logsumexp)."""
+    peak = np.max(a, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - peak), axis=axis, keepdims=True)) + peak
+    return out if keepdims else np.squeeze(out, axis=axis)
 
 
 def log_convolve(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -61,8 +69,8 @@ def log_mixed_power(la: np.ndarray, lb: np.ndarray, k: int, l: int) -> np.ndarra
 def log_mixed_power_rows(la: np.ndarray, lb: np.ndarray, n: int) -> np.ndarray:
     """All of A^{*j} * B^{*(n−j)} for j = 0 … n, as the rows of an (n+1) × S array."""
     rows = np.zeros((1, 1))
-    for rows in iter_mixed_power_levels(la, lb, n):
-        pass
+    for level in iter_mixed_power_levels(la, lb, n):
+        rows = level
     return rows
 
 

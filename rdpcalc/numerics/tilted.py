@@ -19,7 +19,8 @@ import math
 
 import numpy as np
 from scipy import fft
-from scipy.special import logsumexp
+
+from .fast import logsumexp
 
 #: a point is trusted from a tilt where the tilted pmf is at least TRUST × its peak
 TRUST = 1e-3
