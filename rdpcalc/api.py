@@ -121,7 +121,7 @@ def bound(
     base = {"mechanism": mechanism.name, **mechanism.parameters(), "n": 1}
     records = []
     exact_inf = {}
-    for target, protocol, label in (("pair", "paper", "pair (b, −b)"), ("worst", "worst", "worst pair")):
+    for target, protocol, label in (("pair", "paper", "pair (c, −c)"), ("worst", "worst", "worst pair")):
         for row in divergence(mechanism, 1, orders, neighbours=protocol, engine=engine, dps=dps):
             records.append(
                 {**base, "kind": "exact", "quantity": f"D_α, {label}", "alpha": row["alpha"],
@@ -138,9 +138,9 @@ def bound(
                 holds = abs(exact_value - value) <= 1e-9 * max(1.0, abs(value))
             else:
                 holds = exact_value <= value * (1 + 1e-12)
-            compared = "max over pairs of D_∞" if item.target == "worst" else "D_∞(P_b ‖ P_−b)"
+            compared = "max over input pairs of D_∞" if item.target == "worst" else "D_∞(P_c ‖ P_−c)"
             records.append(
-                {**base, "kind": "bound", "quantity": item.name, "compares": f"{compared} {item.relation} value",
+                {**base, "kind": "bound", "quantity": item.name, "compares": f"{compared} {item.relation} this value",
                  "alpha": math.inf, "value": value, "source": item.source, "x": None, "x_prime": None,
                  "holds": holds, "note": item.note}
             )

@@ -117,58 +117,67 @@ def _render_divergence(mechanism, records: list[dict]) -> None:
     from rich.table import Table
 
     first = records[0]
-    table = Table(title=f"{_title(mechanism)}, n={first['n']}", title_justify="left")
-    table.caption = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
-    table.caption += f"; neighbours {first['protocol']}"
-    table.caption_justify = "left"
+    engine = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
+    clients = "one client" if first["n"] == 1 else f"SecAgg sum of n = {first['n']} clients"
+    table = Table()
     table.add_column("α", justify="right")
-    table.add_column("D_α (max of both directions)" if first["neighbours"] != "paper" else "D_α", justify="right")
+    table.add_column("D_α (nats)", justify="right")
     table.add_column("x", justify="right")
     table.add_column("x′", justify="right")
     if first["n"] > 1:
-        table.add_column("k (others at +c)", justify="right")
+        table.add_column("k others at +c", justify="right")
     for r in records:
         value = r.get("divergence_digits", _number(r["divergence"]))
-        if value == "inf":
-            value = "+∞"
-        row = [format_alpha(r["alpha"]).replace("inf", "∞"), value, _number(r["x"]), _number(r["x_prime"])]
+        row = [_alpha_text(r["alpha"]), "+∞" if value == "inf" else value, _number(r["x"]), _number(r["x_prime"])]
         if first["n"] > 1:
             row.append(str(r["k"]))
         table.add_row(*row)
-    _console().print(table)
+    _print_block([_title(mechanism), f"{clients}; {engine}", f"neighbours {first['protocol']}"], table)
 
 
 def _render_pmf(mechanism, records: list[dict]) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{_title(mechanism)}, x={_number(records[0]['x'])}", title_justify="left")
+    table = Table()
     table.add_column("output", justify="right")
     table.add_column("probability", justify="right")
     table.add_column("log probability", justify="right")
     for r in records:
-        table.add_row(str(r["output"]), r["probability_digits"][:20], _number(r["log_probability"]))
-    _console().print(table)
+        table.add_row(str(r["output"]), r["probability_digits"][:22], _number(r["log_probability"]))
+    _print_block([_title(mechanism), f"pmf of one client's output at x = {_number(records[0]['x'])}"], table)
 
 
 def _render_bound(mechanism, records: list[dict]) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{_title(mechanism)}, one client", title_justify="left")
+    table = Table()
     table.add_column("quantity")
     table.add_column("α", justify="right")
     table.add_column("value", justify="right")
     table.add_column("source")
     table.add_column("check")
+    notes = []
     for r in records:
         if r["kind"] == "exact":
-            check = f"at x={_number(r['x'])}, x′={_number(r['x_prime'])}"
+            check = f"x={_number(r['x'])}, x′={_number(r['x_prime'])}"
         else:
-            check = ("holds" if r["holds"] else "FAILS") + f": {r['compares']}"
-            if r["note"]:
-                check += f" ({r['note']})"
-        table.add_row(r["quantity"], format_alpha(r["alpha"]).replace("inf", "∞"), _number(r["value"]),
-                      r["source"], check)
-    _console().print(table)
+            check = "holds" if r["holds"] else "FAILS"
+            notes.append(f"{r['quantity']}: {r['compares']}" + (f"; {r['note']}" if r["note"] else ""))
+        table.add_row(r["quantity"], _alpha_text(r["alpha"]), _number(r["value"]), r["source"], check)
+    _print_block([_title(mechanism), "one client: the papers' bounds beside the exact divergences"], table, notes)
+
+
+def _print_block(header: list[str], table, notes: list[str] = ()) -> None:
+    console = _console()
+    for line in header:
+        console.print(line, markup=False, soft_wrap=True)
+    console.print(table)
+    for line in notes:
+        console.print(f"note: {line}", markup=False, soft_wrap=True)
+
+
+def _alpha_text(alpha: float) -> str:
+    return "∞" if alpha == math.inf else format_alpha(alpha)
 
 
 # ----------------------------------------------------------------------------- commands

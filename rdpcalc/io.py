@@ -27,7 +27,7 @@ def plain(value):
 
 def to_json(records: Sequence[dict]) -> str:
     """The records as a JSON list (numbers stay numbers; infinities become "inf")."""
-    return json.dumps([{key: plain(value) for key, value in record.items()} for record in records], indent=2)
+    return json.dumps([{key: plain(value) for key, value in record.items()} for record in records], indent=2, ensure_ascii=False)
 
 
 def columns(records: Iterable[dict]) -> list[str]:
