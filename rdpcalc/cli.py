@@ -161,8 +161,10 @@ def _render_bound(mechanism, records: list[dict]) -> None:
         if r["kind"] == "exact":
             check = f"x={_number(r['x'])}, x′={_number(r['x_prime'])}"
         else:
-            check = "holds" if r["holds"] else "FAILS"
-            notes.append(f"{r['quantity']}: {r['compares']}" + (f"; {r['note']}" if r["note"] else ""))
+            check = {True: "holds", False: "FAILS", None: "reported"}[r["holds"]]
+            detail = "; ".join(part for part in (r["compares"], r["note"]) if part)
+            if detail:
+                notes.append(f"{r['quantity']}: {detail}")
         table.add_row(r["quantity"], _alpha_text(r["alpha"]), _number(r["value"]), r["source"], check)
     _print_block([_title(mechanism), "one client: the papers' bounds beside the exact divergences"], table, notes)
 

@@ -39,17 +39,20 @@ class ParamSpec:
 
 @dataclass(frozen=True)
 class Bound:
-    """A closed-form bound or value from a paper.
+    """A closed-form bound or value from a paper (as printed, or corrected: ``source`` says,
+    e.g. "paper eq. (3)" or "derived").
 
-    ``target`` is the exact quantity it is about: ``"worst"`` (single-client D_∞ maximised
-    over all input pairs) or ``"pair"`` (D_∞(P_b ‖ P_−b) at the extreme inputs); ``relation``
-    is ``"≤"`` for a bound and ``"="`` for a closed form; ``source`` says where it comes from
-    ("paper eq. (3)", "derived")."""
+    ``alpha`` is the order it is about (``math.inf`` for D_∞). ``target`` is the exact
+    quantity it is checked against: ``"worst"`` (the single-client D_α maximised over input
+    pairs), ``"pair"`` (D_α at the extreme pair (b, −b)), an explicit input pair ``(x, x')``,
+    or ``None`` for a value that is only reported. ``relation`` is ``"≤"`` for a bound, ``"="``
+    for a closed form of the target, ``""`` when only reported."""
 
     name: str
+    alpha: float
     value: mpmath.mpf
     source: str
-    target: str
+    target: object = "worst"
     relation: str = "≤"
     note: str = ""
 
@@ -85,9 +88,12 @@ class Mechanism(ABC):
     def pmf(self, x: Fraction) -> list[mpmath.mpf]:
         """The output pmf at input ``x`` at the current mpmath precision."""
 
-    def bounds(self) -> list[Bound]:
-        """The papers' bounds (and corrected forms) for this mechanism, at the current
-        mpmath precision."""
+    #: extra parameters of ``rdpcalc bound`` for this mechanism (e.g. QMGeo's d and κ)
+    BOUND_PARAMS: ClassVar[tuple[ParamSpec, ...]] = ()
+
+    def bounds(self, alphas: list[float], **options) -> list[Bound]:
+        """The papers' bounds (as printed and corrected) at the requested orders, at the
+        current mpmath precision."""
         return []
 
     def check_input(self, x, option: str = "--x") -> Fraction:

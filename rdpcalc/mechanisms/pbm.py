@@ -8,6 +8,7 @@ trials is explicit (``papers/rqm.md`` §7).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -73,9 +74,9 @@ class PBM(Mechanism):
             for i in range(trials + 1)
         ]
 
-    def bounds(self) -> list[Bound]:
+    def bounds(self, alphas: list[float], **options) -> list[Bound]:
         return [
-            Bound("M log((1+2θ)/(1−2θ))", self.d_infinity_closed_form(), "derived", "pair", "=",
+            Bound("M log((1+2θ)/(1−2θ))", math.inf, self.d_infinity_closed_form(), "derived", "pair", "=",
                   note="the same for every SecAgg sum"),
         ]
 

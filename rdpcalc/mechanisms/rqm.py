@@ -9,6 +9,7 @@ Paper extract: ``papers/rqm.md`` (§3 algorithm, §4 Lemma 5.1, §5 Theorem 5.2)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from math import floor
@@ -123,12 +124,13 @@ class RQM(Mechanism):
         return probs
 
     # ----------------------------------------------------------------- Theorem 5.2
-    def bounds(self) -> list[Bound]:
+    def bounds(self, alphas: list[float], **options) -> list[Bound]:
+        inf = math.inf
         return [
-            Bound("ε_Thm, Theorem 5.2 as printed", self.theorem_5_2_bound(), "paper eq. (3)", "worst"),
-            Bound("ε_⋆, proof step (⋆)", self.theorem_5_2_intermediate(), "paper App. B.2", "pair",
+            Bound("ε_Thm, Theorem 5.2 as printed", inf, self.theorem_5_2_bound(), "paper eq. (3)"),
+            Bound("ε_⋆, proof step (⋆)", inf, self.theorem_5_2_intermediate(), "paper App. B.2", "pair",
                   note="assumes argmin_i P_−c(i) = m−1, false in general"),
-            Bound("−log min_i P_−c(i), step (⋆) corrected", self.min_probability_bound(), "derived", "pair"),
+            Bound("−log min_i P_−c(i), step (⋆) corrected", inf, self.min_probability_bound(), "derived", "pair"),
         ]
 
     def theorem_5_2_bound(self) -> mpmath.mpf:
