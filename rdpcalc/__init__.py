@@ -4,9 +4,9 @@ The Python API lives in :mod:`rdpcalc.api`; the command line (``rdpcalc``) is a 
 over it.
 """
 
-from .api import bound, divergence, make_mechanism, pmf
+from .api import bound, divergence, make_mechanism, moments, pmf
 from .errors import ParameterError
 
 __version__ = "0.1.0"
 
-__all__ = ["ParameterError", "bound", "divergence", "make_mechanism", "pmf", "__version__"]
+__all__ = ["ParameterError", "bound", "divergence", "make_mechanism", "moments", "pmf", "__version__"]

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 import mpmath
 
 from .errors import ParameterError
+from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
 from .neighbours import DivergencePoint, choose_neighbours, divergences
 from .numerics import make_engine
@@ -29,13 +31,13 @@ def make_mechanism(name: str, **params) -> Mechanism:
         raise ParameterError("MECHANISM", f"must be one of {', '.join(MECHANISMS)}, got {name!r}")
     cls = MECHANISMS[name]
     expected = {spec.name for spec in cls.PARAMS}
-    missing = [spec.option for spec in cls.PARAMS if params.get(spec.name) is None]
+    missing = [spec.option for spec in cls.PARAMS if params.get(spec.name) is None and spec.default is None]
     if missing:
         raise ParameterError(missing[0], f"is required for {name}")
     unknown = set(params) - expected
     if unknown:
         raise ParameterError(f"--{sorted(unknown)[0]}", f"is not a parameter of {name}")
-    return cls(**params)
+    return cls(**{name: value for name, value in params.items() if value is not None})
 
 
 def divergence(
@@ -51,6 +53,9 @@ def divergence(
     dps: int = 50,
     progress: Callable[[int, int], None] | None = None,
     alpha_ranges: Sequence[str] = (),
+    grid: int | None = None,
+    margin=None,
+    k_option: str = "--k",
 ) -> list[dict]:
     """Rényi divergences of the SecAgg sum of ``n`` clients between neighbouring inputs.
 
@@ -58,12 +63,43 @@ def divergence(
     neighbours, and the configuration (x, x_prime, k) attaining it; see
     :mod:`rdpcalc.neighbours` for the protocols. Orders: ``alphas`` (numbers ≥ 1 or "inf")
     and ``alpha_ranges`` ("START:STOP:COUNT[:log|lin]"); default 1, 2, 10, ∞.
+    One client only: ``grid`` searches all pairs of ``grid`` equally spaced inputs instead of
+    the breakpoints; ``margin`` η searches the inputs kept ηΔ away from the levels (QMGeo).
     """
+    if not mechanism.defines_distribution:
+        raise ParameterError("--normalisers", "printed: eqs. (10)–(11) do not give a distribution (the masses do not "
+                                              "sum to one), so divergences are undefined; inspect it with 'rdpcalc pmf'")
     orders = collect_alphas(_order_texts(alphas), alpha_ranges)
     engine_obj = make_engine(engine, dps)
-    chosen = choose_neighbours(mechanism, n, neighbours, k, x, x_prime, seed)
+    inputs, inputs_text = _input_set(mechanism, grid, margin)
+    chosen = choose_neighbours(mechanism, n, neighbours, k, x, x_prime, seed, inputs, inputs_text, k_option)
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     return [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj) for point in points]
+
+
+def _input_set(mechanism: Mechanism, grid, margin):
+    """The inputs searched by ``grid`` or ``margin`` (at most one of them), and their description."""
+    if grid is not None and margin is not None:
+        raise ParameterError("--margin", "cannot be combined with --grid")
+    if grid is not None:
+        if isinstance(grid, bool) or not isinstance(grid, int) or not 2 <= grid <= 2001:
+            raise ParameterError("--grid", f"must be an integer in [2, 2001], got {grid!r}")
+        b = mechanism.bound
+        return [-b + 2 * b * Fraction(i, grid - 1) for i in range(grid)], f"--grid: {grid} equally spaced inputs"
+    if margin is not None:
+        if not hasattr(mechanism, "inputs_with_margin"):
+            raise ParameterError("--margin", f"applies to mechanisms whose pmf jumps at its levels (qmgeo), not {mechanism.name}")
+        eta = to_fraction(margin, "--margin")
+        return list(mechanism.inputs_with_margin(eta)), f"--margin: the inputs {float(eta):g}·Δ away from the levels"
+    return None, ""
+
+
+def moments(mechanism: Mechanism, x, dps: int = 50) -> dict:
+    """Mean, bias, variance and MSE of the decoded single-client output at ``x``."""
+    with mpmath.workdps(dps):
+        values = mechanism.moments(x)
+    return {"mechanism": mechanism.name, **mechanism.parameters(), "x": float(mechanism.check_input(x)),
+            **{key: float(value) for key, value in values.items()}}
 
 
 def _divergence_record(mechanism, n, point: DivergencePoint, protocol, description, engine) -> dict:
@@ -135,6 +171,13 @@ def bound(
                      "value": row["divergence"], "source": f"{engine} engine", "x": row["x"],
                      "x_prime": row["x_prime"], "compares": "", "holds": None, "note": ""}
                 )
+    for eta in mechanism.MARGIN_STUDY:
+        for row in divergence(mechanism, 1, orders, margin=eta, engine=engine, dps=dps):
+            records.append(
+                {**base, "kind": "exact", "quantity": f"D_α, worst pair ≥ {float(eta):g}·Δ from the levels",
+                 "alpha": row["alpha"], "value": row["divergence"], "source": f"{engine} engine", "x": row["x"],
+                 "x_prime": row["x_prime"], "compares": "", "holds": None, "note": ""}
+            )
     for item in items:
         value = float(item.value)
         holds, compared = None, ""

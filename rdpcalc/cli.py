@@ -31,7 +31,9 @@ Examples:
   rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --alpha 2 --alpha 10 --alpha inf
   rdpcalc divergence pbm --c 1.5 --theta 0.25 --trials 16 --n 40 --alpha 2
   rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --alphas 1.01:1000:100 --json
-  rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --neighbours paper --seed 3""",
+  rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --neighbours paper --seed 3
+  rdpcalc divergence qgauss --sigma 1 --clip 1 --k 2 --alpha 1 --grid 21
+  rdpcalc divergence qmgeo --R 8 --p 0.5 --w-max 1 --margin 0.01 --alpha inf""",
     "pmf": """\b
 Examples:
   rdpcalc pmf rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --x 1.5
@@ -39,7 +41,9 @@ Examples:
     "bound": """\b
 Examples:
   rdpcalc bound rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --alpha 2 --alpha 10
-  rdpcalc bound pbm --c 1.5 --theta 0.25 --trials 16""",
+  rdpcalc bound pbm --c 1.5 --theta 0.25 --trials 16
+  rdpcalc bound qgauss --sigma 1 --k 16 --clip 1 --alpha 1 --alpha 2
+  rdpcalc bound qmgeo --R 8 --p 0.9 --w-max 0.05 --alpha 2""",
 }
 
 
@@ -135,16 +139,22 @@ def _render_divergence(mechanism, records: list[dict]) -> None:
     _print_block([_title(mechanism), f"{clients}; {engine}", f"neighbours {first['protocol']}"], table)
 
 
-def _render_pmf(mechanism, records: list[dict]) -> None:
+def _render_pmf(mechanism, records: list[dict], summary: dict) -> None:
     from rich.table import Table
 
     table = Table()
     table.add_column("output", justify="right")
+    table.add_column("decodes to", justify="right")
     table.add_column("probability", justify="right")
     table.add_column("log probability", justify="right")
-    for r in records:
-        table.add_row(str(r["output"]), r["probability_digits"][:22], _number(r["log_probability"]))
-    _print_block([_title(mechanism), f"pmf of one client's output at x = {_number(records[0]['x'])}"], table)
+    values = mechanism.output_values()
+    for r, value in zip(records, values, strict=True):
+        table.add_row(str(r["output"]), _number(float(value)), r["probability_digits"][:22], _number(r["log_probability"]))
+    footer = [f"mean {summary['mean']:.12g}, bias {summary['bias']:.6g}, variance {summary['variance']:.6g}, "
+              f"MSE {summary['mse']:.6g}"]
+    if abs(summary["mass"] - 1) > 1e-12:
+        footer.append(f"total mass {summary['mass']:.12g}: NOT a distribution")
+    _print_block([_title(mechanism), f"pmf of one client's output at x = {_number(records[0]['x'])}"], table, footer)
 
 
 def _render_bound(mechanism, records: list[dict]) -> None:
@@ -175,7 +185,8 @@ def _print_block(header: list[str], table, notes: list[str] = ()) -> None:
         console.print(line, markup=False, soft_wrap=True)
     console.print(table)
     for line in notes:
-        console.print(f"note: {line}", markup=False, soft_wrap=True)
+        console.print(line if line.startswith(("mean ", "total mass")) else f"note: {line}", markup=False,
+                      soft_wrap=True)
 
 
 def _alpha_text(alpha: float) -> str:
@@ -183,9 +194,9 @@ def _alpha_text(alpha: float) -> str:
 
 
 # ----------------------------------------------------------------------------- commands
-def _mechanism_params(cls) -> list[click.Option]:
-    return [click.Option([spec.option], type=str, default=None, metavar="VALUE", help=spec.help)
-            for spec in cls.PARAMS]
+def _mechanism_params(specs) -> list[click.Option]:
+    return [click.Option([spec.option, spec.name], type=str, default=spec.default, metavar="VALUE",
+                         show_default=spec.default is not None, help=spec.help) for spec in specs]
 
 
 def _build_mechanism(cls, kwargs: dict):
@@ -194,6 +205,16 @@ def _build_mechanism(cls, kwargs: dict):
         if values[spec.name] is None:
             raise ParameterError(spec.option, f"is required for {cls.name}: {spec.help}")
     return api.make_mechanism(cls.name, **values)
+
+
+def _k_others_option(cls) -> tuple[click.Option, str]:
+    """``--k-others`` (number of other clients at +c), also spelled ``--k`` unless the mechanism
+    has a parameter of that name (the quantized Gaussian's levels)."""
+    taken = any(spec.option == "--k" for spec in cls.PARAMS)
+    names = ["--k-others", "k_others"] if taken else ["--k", "--k-others", "k_others"]
+    option = click.Option(names, type=str, default=None, metavar="K",
+                          help="Exactly K of the other n-1 clients at +c (the rest at -c), 0 ≤ K ≤ n-1.")
+    return option, "--k-others" if taken else "--k"
 
 
 OUTPUT_OPTIONS = [
@@ -216,22 +237,26 @@ ENGINE_OPTIONS = [
 
 
 def _divergence_command(cls) -> click.Command:
+    k_option, k_name = _k_others_option(cls)
+
     def run(**kwargs):
         mechanism = _build_mechanism(cls, kwargs)
         n = _int_option(kwargs["n"], "--n", 1, 10**6)
-        k = _int_option(kwargs["k"], "--k", 0, n - 1)
+        k = _int_option(kwargs["k_others"], k_name, 0, n - 1)
         dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
         seed = _int_option(kwargs["seed"], "--seed", 0, 2**63 - 1)
+        grid = _int_option(kwargs["grid"], "--grid", 2, 2001)
         _check_csv_path(kwargs["csv_path"])
         with _progress(not kwargs["as_json"], "worst case") as progress:
             records = api.divergence(
                 mechanism, n=n, alphas=[*kwargs["alpha"]], neighbours=kwargs["neighbours"], k=k,
                 x=kwargs["x"], x_prime=kwargs["x_prime"], seed=seed, engine=kwargs["engine"], dps=dps,
-                progress=progress, alpha_ranges=[*kwargs["alphas"]],
+                progress=progress, alpha_ranges=[*kwargs["alphas"]], grid=grid, margin=kwargs["margin"],
+                k_option=k_name,
             )
         _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_divergence(mechanism, r))
 
-    params = _mechanism_params(cls) + [
+    params = _mechanism_params(cls.PARAMS) + [
         click.Option(["--n"], type=str, default="1", show_default=True, metavar="N",
                      help="Number of clients in the SecAgg sum, ≥ 1."),
         *ALPHA_OPTIONS,
@@ -239,12 +264,16 @@ def _divergence_command(cls) -> click.Command:
         click.Option(["--neighbours"], type=click.Choice(PROTOCOLS), default="worst", show_default=True,
                      help="worst: max over neighbouring inputs (n=1: all breakpoint pairs; n>1: all k, both "
                           "directions); paper: x1=c vs -c, others at ±c at random (--seed)."),
-        click.Option(["--k"], type=str, default=None, metavar="K",
-                     help="Exactly K of the other n-1 clients at +c (the rest at -c), 0 ≤ K ≤ n-1."),
+        k_option,
         click.Option(["--x"], type=str, default=None, metavar="X", help="Client 1's input under P (with --x-prime)."),
         click.Option(["--x-prime", "x_prime"], type=str, default=None, metavar="X'",
                      help="Client 1's input under Q (with --x)."),
         click.Option(["--seed"], type=str, default="0", show_default=True, help="Seed of --neighbours paper."),
+        click.Option(["--grid"], type=str, default=None, metavar="N",
+                     help="One client: search all pairs of N equally spaced inputs (2 ≤ N ≤ 2001) instead of the "
+                          "breakpoints."),
+        click.Option(["--margin"], type=str, default=None, metavar="ETA",
+                     help="One client, qmgeo: search the inputs kept ETA·Δ away from every level (0 < ETA < 1/2)."),
         *OUTPUT_OPTIONS,
     ]
     return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["divergence"],
@@ -257,31 +286,36 @@ def _pmf_command(cls) -> click.Command:
         mechanism = _build_mechanism(cls, kwargs)
         dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
         if kwargs["x"] is None:
-            raise ParameterError("--x", f"is required: the input, in [-{mechanism.bound}, {mechanism.bound}]")
+            b = _number(float(mechanism.bound))
+            raise ParameterError("--x", f"is required: the input, in [-{b}, {b}]")
         _check_csv_path(kwargs["csv_path"])
         records = api.pmf(mechanism, kwargs["x"], dps=dps)
-        _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_pmf(mechanism, r))
+        summary = api.moments(mechanism, kwargs["x"], dps=dps)
+        _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_pmf(mechanism, r, summary))
 
-    params = _mechanism_params(cls) + [
+    params = _mechanism_params(cls.PARAMS) + [
         click.Option(["--x"], type=str, default=None, metavar="X", help="The client's input."),
         click.Option(["--dps"], type=str, default="50", show_default=True, metavar="DIGITS",
                      help="Digits of the computation, 15 … 1000."),
         *OUTPUT_OPTIONS,
     ]
     return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["pmf"],
-                         help=f"The single-client output pmf of {cls.title} at input X (mpmath).")
+                         help=f"The single-client output pmf of {cls.title} at input X (mpmath), with the "
+                              "decoded output's mean, bias, variance and MSE.")
 
 
 def _bound_command(cls) -> click.Command:
     def run(**kwargs):
+        options = {spec.name: kwargs.pop(spec.name) for spec in cls.BOUND_PARAMS}
         mechanism = _build_mechanism(cls, kwargs)
         dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
         _check_csv_path(kwargs["csv_path"])
         records = api.bound(mechanism, alphas=[*kwargs["alpha"]], engine=kwargs["engine"], dps=dps,
-                            alpha_ranges=[*kwargs["alphas"]])
+                            alpha_ranges=[*kwargs["alphas"]], **options)
         _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_bound(mechanism, r))
 
-    params = _mechanism_params(cls) + [*ALPHA_OPTIONS, *ENGINE_OPTIONS, *OUTPUT_OPTIONS]
+    params = (_mechanism_params(cls.PARAMS) + _mechanism_params(cls.BOUND_PARAMS)
+              + [*ALPHA_OPTIONS, *ENGINE_OPTIONS, *OUTPUT_OPTIONS])
     return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["bound"],
                          help=f"The papers' bounds for {cls.title} beside the exact single-client D_α and D_∞.")
 
@@ -299,7 +333,8 @@ def cli() -> None:
     """rdpcalc: exact Rényi-DP accounting for quantization-based FL mechanisms.
 
     \b
-    Mechanisms: rqm (randomized quantization), pbm (Poisson binomial).
+    Mechanisms: rqm (randomized quantization), pbm (Poisson binomial),
+    qgauss (quantized Gaussian), qmgeo (mixed truncated geometric).
     Run 'rdpcalc COMMAND MECHANISM --help' for the options of each.
     """
 

@@ -79,11 +79,16 @@ def choose_neighbours(
     x=None,
     x_prime=None,
     seed: int = 0,
+    inputs: Sequence | None = None,
+    inputs_text: str = "",
+    k_option: str = "--k",
 ) -> Neighbours:
     """Resolve the protocol options into the candidate configurations.
 
     ``k`` fixes the number of others at +b; ``x``/``x_prime`` fix client 1's pair (both or
     neither); ``protocol`` is ``worst`` or ``paper``. ``paper`` cannot be combined with ``k``.
+    ``inputs`` (one client only) replaces the breakpoints of ``worst`` by a given set of
+    inputs, e.g. a grid, described by ``inputs_text``. ``k_option`` is how the CLI spells k.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ParameterError("--n", f"must be an integer ≥ 1, got {n!r}")
@@ -93,9 +98,13 @@ def choose_neighbours(
         raise ParameterError("--x-prime" if x_prime is None else "--x", "--x and --x-prime must be given together")
     if k is not None:
         if protocol == "paper":
-            raise ParameterError("--k", "cannot be combined with --neighbours paper (which draws k at random)")
+            raise ParameterError(k_option, "cannot be combined with --neighbours paper (which draws k at random)")
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
-            raise ParameterError("--k", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
+            raise ParameterError(k_option, f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
+    if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
+        raise ParameterError(inputs_text.split()[0] if inputs_text else "--grid",
+                             "searches input pairs of one client: use it with --n 1 and without --x, --k or "
+                             "--neighbours paper")
     b = mechanism.bound
     sym = f"{fmt(b)}"
 
@@ -103,6 +112,10 @@ def choose_neighbours(
         pair = (mechanism.check_input(x, "--x"), mechanism.check_input(x_prime, "--x-prime"))
         pairs = (pair,)
         pair_text = f"x₁ = {fmt(pair[0])} vs {fmt(pair[1])}"
+    elif inputs is not None:
+        points = tuple(mechanism.check_input(v) for v in inputs)
+        pairs = tuple((a, c) for a in points for c in points if a != c)
+        pair_text = f"max over all ordered pairs of {inputs_text}"
     elif protocol == "worst" and n == 1 and k is None:
         points = mechanism.breakpoints()
         pairs = tuple((a, c) for a in points for c in points if a != c)
@@ -130,7 +143,7 @@ def choose_neighbours(
         ks = tuple(range(n))
         others_text = f"; max over k = 0…{n - 1} of the others at +{sym}, the rest at −{sym}"
 
-    name = "explicit" if (x is not None or k is not None) else protocol
+    name = "explicit" if (x is not None or k is not None) else "inputs" if inputs is not None else protocol
     return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed)
 
 

@@ -49,3 +49,90 @@ def renyi_float(p: list[float], q: list[float], alpha: float) -> float:
     if alpha == 1:
         return sum(x * math.log(x / y) for x, y in zip(p, q) if x > 0)
     return math.log(sum(x**alpha * y ** (1 - alpha) for x, y in zip(p, q) if x > 0)) / (alpha - 1)
+
+
+def qgauss_pmf_by_quadrature(x, sigma, k: int, clip, dps: int = 40) -> list:
+    """Lemma 2, eqs. (11)–(12), by numerical integration of the Gaussian density (mpmath.quad)."""
+    import mpmath
+
+    with mpmath.workdps(dps):
+        x, sigma, clip = mpmath.mpf(x), mpmath.mpf(sigma), mpmath.mpf(clip)
+        levels = [-clip + 2 * clip * r / (k - 1) for r in range(k)]
+        delta = levels[1] - levels[0]
+
+        def density(y):
+            return mpmath.npdf(y, x, sigma)
+
+        def ramp_up(a, b):  # ∫_a^b f(y) (y − a)/δ dy
+            return mpmath.quad(lambda y: density(y) * (y - a) / delta, [a, b])
+
+        def ramp_down(a, b):  # ∫_a^b f(y) (b − y)/δ dy
+            return mpmath.quad(lambda y: density(y) * (b - y) / delta, [a, b])
+
+        out = [mpmath.ncdf(levels[0], x, sigma) + ramp_down(levels[0], levels[1])]
+        for r in range(1, k - 1):
+            out.append(ramp_up(levels[r - 1], levels[r]) + ramp_down(levels[r], levels[r + 1]))
+        out.append(ramp_up(levels[k - 2], levels[k - 1]) + 1 - mpmath.ncdf(levels[k - 1], x, sigma))
+        return out
+
+
+def sample_qgauss(x: float, sigma: float, k: int, clip: float, size: int, rng):
+    """Level indices drawn by running the quantized Gaussian mechanism (eq. 10, Def. 1)."""
+    import numpy as np
+
+    y = np.clip(x + sigma * rng.standard_normal(size), -clip, clip)
+    position = (y + clip) * (k - 1) / (2 * clip)
+    lower = np.minimum(np.floor(position), k - 2)
+    up = rng.random(size) < (position - lower)
+    return (lower + up).astype(int)
+
+
+def sample_qmgeo(w: float, R: int, p: float, w_max: float, orientation: str, size: int, rng):
+    """Level indices drawn by running QMGeo (eq. 9 with the text's supports): a λ-coin picks the
+    branch, then a truncated geometric step by inverse CDF."""
+    import numpy as np
+
+    spacing = 2 * w_max / (R - 1)
+    t = (w + w_max) / spacing
+    r = min(int(np.floor(t)), R - 2)
+    lam = t - r
+    q = 1 - p
+    up_probability = lam if orientation == "S" else 1 - lam
+
+    def truncated_geometric(m: int, count: int):  # support 1 … m
+        u = rng.random(count)
+        if q == 0:
+            return np.ones(count, dtype=int)
+        return np.ceil(np.log(1 - u * (1 - q**m)) / np.log(q)).astype(int)
+
+    up = rng.random(size) < up_probability
+    out = np.empty(size, dtype=int)
+    out[up] = r + truncated_geometric(R - r - 1, int(up.sum()))
+    out[~up] = r - (truncated_geometric(r + 1, int((~up).sum())) - 1)
+    return out
+
+
+def chi_square_p_value(samples, probabilities) -> float:
+    """p-value of Pearson's χ² test of the sample counts against the probabilities (cells with
+    expected count below 5 are pooled)."""
+    import numpy as np
+    from scipy import stats
+
+    counts = np.bincount(samples, minlength=len(probabilities)).astype(float)
+    expected = np.asarray(probabilities, dtype=float) * len(samples)
+    if np.any((expected == 0) & (counts > 0)):
+        return 0.0  # an output the pmf says is impossible
+    order = np.argsort(expected)
+    pooled_counts, pooled_expected, c_acc, e_acc = [], [], 0.0, 0.0
+    for index in order:
+        c_acc += counts[index]
+        e_acc += expected[index]
+        if e_acc >= 5:
+            pooled_counts.append(c_acc)
+            pooled_expected.append(e_acc)
+            c_acc = e_acc = 0.0
+    if e_acc > 0:
+        pooled_counts[-1] += c_acc
+        pooled_expected[-1] += e_acc
+    statistic = sum((c - e) ** 2 / e for c, e in zip(pooled_counts, pooled_expected))
+    return float(stats.chi2.sf(statistic, len(pooled_counts) - 1))

@@ -143,3 +143,32 @@ def test_python_dash_m_entry_point():
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0
     assert json.loads(result.stdout)[0]["divergence"] == pytest.approx(5.0635, abs=6e-5)
+
+
+def test_quantized_gaussian_from_the_cli(capsys):
+    code, out, _ = run(capsys, "divergence", "qgauss", "--sigma", "1", "--clip", "1", "--k", "2", "--alpha", "1")
+    assert code == 0 and "0.228426468352" in out
+    code, out, _ = run(capsys, "divergence", "qgauss", "--sigma", "1", "--clip", "1", "--k", "8", "--n", "3",
+                       "--k-others", "2", "--alpha", "2", "--json")
+    record = json.loads(out)[0]
+    assert code == 0 and record["k"] == 2 and record["n"] == 3
+    code, _, err = run(capsys, "divergence", "qgauss", "--sigma", "1", "--clip", "1", "--k", "1")
+    assert code == 2 and "--k" in err and err.count("\n") == 1
+
+
+def test_qmgeo_infinite_worst_case_and_legend_numbers_from_the_cli(capsys):
+    code, out, _ = run(capsys, "divergence", "qmgeo", "--R", "8", "--p", "0.5", "--w-max", "1", "--alpha", "inf",
+                       "--json")
+    record = json.loads(out)[0]
+    assert code == 0 and record["divergence"] == "inf" and {record["x"], record["x_prime"]} == {-1, 1}
+    code, out, _ = run(capsys, "divergence", "qmgeo", "--R", "8", "--p", "0.5", "--w-max", "1", "--alpha", "inf")
+    assert "+∞" in out
+    for R, p, legend in (("8", "0.9", "2.626"), ("16", "0.9", "4.492"), ("8", "0.5", "0.787")):
+        code, out, _ = run(capsys, "bound", "qmgeo", "--R", R, "--p", p, "--w-max", "0.05", "--alpha", "2", "--json")
+        row = next(r for r in json.loads(out) if r["quantity"].startswith("κ²d·|(25)|"))
+        assert code == 0 and f"{row['value']:.3f}" == legend
+    code, _, err = run(capsys, "divergence", "qmgeo", "--R", "8", "--p", "0.5", "--w-max", "1", "--normalisers", "printed")
+    assert code == 2 and "--normalisers" in err
+    code, out, _ = run(capsys, "pmf", "qmgeo", "--R", "8", "--p", "0.5", "--w-max", "1", "--x", "0.1",
+                       "--normalisers", "printed")
+    assert code == 0 and "NOT a distribution" in out

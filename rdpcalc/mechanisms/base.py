@@ -29,12 +29,15 @@ LOG_PMF_DPS = 40
 
 @dataclass(frozen=True)
 class ParamSpec:
-    """One parameter: its field name, CLI option, type (``Fraction`` or ``int``) and help."""
+    """One parameter: its field name, CLI option, type (``Fraction``, ``int`` or ``str``),
+    help, default (None: required) and, for a ``str``, its choices."""
 
     name: str
     option: str
     kind: type
     help: str
+    default: str | None = None
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,27 @@ class Mechanism(ABC):
         """The papers' bounds (as printed and corrected) at the requested orders, at the
         current mpmath precision."""
         return []
+
+    #: margins η at which ``rdpcalc bound`` shows the worst case over inputs kept ηΔ away from
+    #: the levels (mechanisms whose pmf jumps at its levels; see QMGeo.inputs_with_margin)
+    MARGIN_STUDY: ClassVar[tuple[Fraction, ...]] = ()
+    #: False for a reading of a paper whose "pmf" does not sum to one (divergences refuse it)
+    defines_distribution: ClassVar[bool] = True
+
+    def output_values(self) -> list[Fraction]:
+        """The value the server decodes from each output (for mean, bias, variance, MSE)."""
+        raise NotImplementedError
+
+    def moments(self, x) -> dict[str, mpmath.mpf]:
+        """Mean, bias, variance and MSE of the decoded output at input ``x``, exactly (mpmath)."""
+        x = self.check_input(x)
+        probs = self.pmf(x)
+        values = [mpmath.mpf(v.numerator) / v.denominator for v in self.output_values()]
+        target = mpmath.mpf(x.numerator) / x.denominator
+        mean = mpmath.fsum(p * v for p, v in zip(probs, values))
+        variance = mpmath.fsum(p * (v - mean) ** 2 for p, v in zip(probs, values))
+        mse = mpmath.fsum(p * (v - target) ** 2 for p, v in zip(probs, values))
+        return {"mean": mean, "bias": mean - target, "variance": variance, "mse": mse, "mass": mpmath.fsum(probs)}
 
     def check_input(self, x, option: str = "--x") -> Fraction:
         """``x`` as an exact Fraction, or :class:`ParameterError` if outside the input range."""

@@ -56,6 +56,11 @@ class PBM(Mechanism):
         """p(x) = ½ + θx/c, exactly."""
         return Fraction(1, 2) + self.theta * x / self.c
 
+    def output_values(self) -> list[Fraction]:
+        """(c/(Mθ)) (Z − M/2): the unbiased per-client decoding of Z = 0 … M."""
+        M = self.trials
+        return [self.c / (M * self.theta) * (z - Fraction(M, 2)) for z in range(M + 1)]
+
     def breakpoints(self) -> tuple[Fraction, ...]:
         """{−c, c}. Binomial(M, p) is an exponential family in η = logit p, monotone in x, and
         D_α(P_η1 ‖ P_η0) = [K(αη1+(1−α)η0) − αK(η1) − (1−α)K(η0)]/(α−1) grows as either

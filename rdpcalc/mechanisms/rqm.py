@@ -69,6 +69,10 @@ class RQM(Mechanism):
         """B(i) = −X^max + 2 i X^max / (m−1) (Algorithm 2, line 3)."""
         return -self.x_max + 2 * i * self.x_max / (self.m - 1)
 
+    def output_values(self) -> list[Fraction]:
+        """B(i): the output index i decodes to level B(i)."""
+        return [self.level(i) for i in range(self.m)]
+
     def grid_position(self, x: Fraction) -> Fraction:
         """t = (x + X^max)(m−1) / (2 X^max): x in units of the level spacing, B(t) = x."""
         return (x + self.x_max) * (self.m - 1) / (2 * self.x_max)

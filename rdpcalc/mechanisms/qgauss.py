@@ -1,0 +1,187 @@
+"""The quantized Gaussian mechanism (Kang et al., "The Effect of Quantization in Federated
+Learning: A Rényi Differential Privacy Perspective"), eq. (10).
+
+G x = Q(x + N(0, σ²); k, C_q): add Gaussian noise of standard deviation σ, clip to [−C_q, C_q],
+and round stochastically (without bias) to the k levels B(r) = −C_q + 2C_q r/(k−1). Inputs are
+the clipped updates, x ∈ [−C_q/2, C_q/2], so the sensitivity is Δ₂ = C_q.
+
+Paper extract: ``papers/quantized_gaussian.md`` (§1.4 mechanism, §4 Lemma 2, §5 Theorem 2,
+§7 the Gaussian and clipped-Gaussian comparisons, §8 reference values).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+
+from ..errors import ParameterError
+from ..exactnum import positive, to_int, to_mpf
+from .base import Bound, Mechanism, ParamSpec
+
+
+def integrated_cdf(t):
+    """G(t) = ∫_{−∞}^t Φ(s) ds = t Φ(t) + φ(t) (extract §4.2); E[(Y−c)₊] = σ G((μ−c)/σ)."""
+    return t * mpmath.ncdf(t) + mpmath.npdf(t)
+
+
+@dataclass(frozen=True)
+class QuantizedGaussian(Mechanism):
+    """Quantized Gaussian with noise standard deviation ``sigma`` > 0, ``k`` ≥ 2 levels and
+    quantizer clipping threshold ``clip`` (C_q) > 0; inputs in [−C_q/2, C_q/2]."""
+
+    sigma: Fraction
+    k: int
+    clip: Fraction
+
+    name = "qgauss"
+    title = "Quantized Gaussian"
+    PARAMS = (
+        ParamSpec("sigma", "--sigma", Fraction, "noise standard deviation σ > 0"),
+        ParamSpec("k", "--k", int, "number of quantization levels, integer k ≥ 2"),
+        ParamSpec("clip", "--clip", Fraction, "quantizer clipping threshold C_q > 0; inputs lie in [-C_q/2, C_q/2]"),
+    )
+
+    def __post_init__(self):
+        object.__setattr__(self, "sigma", positive(self.sigma, "--sigma"))
+        k = to_int(self.k, "--k")
+        if k < 2:
+            raise ParameterError("--k", f"must be an integer ≥ 2, got {k}")
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "clip", positive(self.clip, "--clip"))
+
+    @property
+    def bound(self) -> Fraction:
+        return self.clip / 2
+
+    @property
+    def support_size(self) -> int:
+        return self.k
+
+    @property
+    def spacing(self) -> Fraction:
+        """δ = 2 C_q / (k − 1), the level spacing."""
+        return 2 * self.clip / (self.k - 1)
+
+    def level(self, r: int) -> Fraction:
+        """B(r) = −C_q + 2 C_q r / (k − 1)."""
+        return -self.clip + r * self.spacing
+
+    def output_values(self) -> list[Fraction]:
+        return [self.level(r) for r in range(self.k)]
+
+    def breakpoints(self) -> tuple[Fraction, ...]:
+        """(−C_q/2, C_q/2). The hat kernels of stochastic rounding and the Gaussian are TP2, so
+        {P_x} has a monotone likelihood ratio in the output: that makes (C_q/2, −C_q/2) the
+        worst pair for D_∞ [derived, extract §3]; for finite α it is Theorem 2's unproven
+        premise, confirmed numerically by the extract and by ``--grid``."""
+        return (-self.bound, self.bound)
+
+    def _guard_digits(self, x: Fraction) -> int:
+        """Digits lost in the second differences (≈ 2 log10(σ/δ)) and in G(t) for t ≪ 0
+        (≈ 2 log10|t|), added to the working precision."""
+        ratio = float(self.sigma / self.spacing)
+        reach = float((abs(x) + self.clip) / self.sigma)
+        return 10 + math.ceil(2 * math.log10(max(ratio, 1.0))) + math.ceil(2 * math.log10(1.0 + reach))
+
+    def pmf(self, x: Fraction) -> list[mpmath.mpf]:
+        """Lemma 2 (eqs. 11–12) in the tail-stable second-difference form of extract §4.2.
+
+        With w_j = (x − B(j))/σ and σ/δ the noise in units of the spacing,
+            P[B(r)]   = (σ/δ) [G(s w_{r−1}) − 2 G(s w_r) + G(s w_{r+1})],  1 ≤ r ≤ k−2,
+            P[B(0)]   = (σ/δ) [G(−w_1) − G(−w_0)],
+            P[B(k−1)] = (σ/δ) [G(w_{k−2}) − G(w_{k−1})],
+        where s = ±1 is chosen so that the arguments are on the tail side (G(t) − G(−t) = t
+        and the w_j are equally spaced, so either sign gives the same exact value; the tail
+        side avoids G(t) ≈ t cancelling). Guard digits cover the remaining cancellation.
+        """
+        x = self.check_input(x)
+        k = self.k
+        precision = mpmath.mp.dps
+        with mpmath.extradps(self._guard_digits(x)):
+            sigma = to_mpf(self.sigma)
+            scale = sigma / to_mpf(self.spacing)
+            w = [(to_mpf(x) - to_mpf(self.level(j))) / sigma for j in range(k)]
+            probs = [scale * (integrated_cdf(-w[1]) - integrated_cdf(-w[0]))]
+            for r in range(1, k - 1):
+                sign = 1 if w[r] <= 0 else -1
+                second = (integrated_cdf(sign * w[r - 1]) - 2 * integrated_cdf(sign * w[r])
+                          + integrated_cdf(sign * w[r + 1]))
+                probs.append(scale * second)
+            probs.append(scale * (integrated_cdf(w[k - 2]) - integrated_cdf(w[k - 1])))
+        with mpmath.workdps(precision):
+            return [+p for p in probs]
+
+    # ------------------------------------------------------------------ bounds
+    def gaussian_rdp(self, alpha: float) -> mpmath.mpf:
+        """α C_q² / (2σ²): the Gaussian mechanism's RDP, which bounds the quantized one by
+        post-processing (Theorem 1; Mironov). +∞ at α = ∞."""
+        if alpha == math.inf:
+            return mpmath.inf
+        return mpmath.mpf(alpha) * to_mpf(self.clip) ** 2 / (2 * to_mpf(self.sigma) ** 2)
+
+    def theorem_2_bound(self) -> mpmath.mpf:
+        """ε_∞ of Theorem 2, eq. (14), as printed: log(δ / ∫_{B(k−2)}^{B(k−1)} f(y)(y − B(k−2)) dy),
+        f the N(−C_q/2, σ²) density. The integral is evaluated in the stable form
+        σ[G((μ−a)/σ) − G((μ−b)/σ)] − δ Φ̄((b−μ)/σ), μ = −C_q/2, a = B(k−2), b = C_q (extract §5)."""
+        with mpmath.extradps(self._guard_digits(self.bound) + 10):
+            sigma, delta = to_mpf(self.sigma), to_mpf(self.spacing)
+            mu = -to_mpf(self.bound)
+            a, b = to_mpf(self.level(self.k - 2)), to_mpf(self.clip)
+            integral = (sigma * (integrated_cdf((mu - a) / sigma) - integrated_cdf((mu - b) / sigma))
+                        - delta * mpmath.ncdf(-(b - mu) / sigma))
+            return mpmath.log(delta / integral)
+
+    def theorem_2_intermediate(self) -> mpmath.mpf:
+        """The proof's middle step: log(1 / min{P_{−C_q/2}[B(k−2)], P_{−C_q/2}[B(k−1)]})."""
+        p = self.pmf(-self.bound)
+        return -mpmath.log(min(p[-2], p[-1]))
+
+    def exact_d_infinity(self) -> mpmath.mpf:
+        """log(P_{C_q/2}[B(k−1)] / P_{−C_q/2}[B(k−1)]): the exact worst-case D_∞, by the monotone
+        likelihood ratio [derived, extract §3]."""
+        return mpmath.log(self.pmf(self.bound)[-1] / self.pmf(-self.bound)[-1])
+
+    def clipped_gaussian_divergence(self, alpha: float, x: Fraction, x_prime: Fraction) -> mpmath.mpf:
+        """D_α between clip(x + Z) and clip(x' + Z), Z ~ N(0, σ²), clipped to [−C_q, C_q]
+        [derived, extract §7]: the quantizer output post-processes it, so it bounds every k,
+        and it is the k → ∞ limit. Atoms Φ̄((C−x)/σ) at C and Φ((−C−x)/σ) at −C; on (−C, C)
+        p^α q^{1−α} integrates to e^{α(α−1)(x−x')²/(2σ²)} [Φ((C−m)/σ) − Φ((−C−m)/σ)] with
+        m = αx + (1−α)x'."""
+        sigma, c = to_mpf(self.sigma), to_mpf(self.clip)
+        x, y = to_mpf(x), to_mpf(x_prime)
+        top_p, top_q = mpmath.ncdf((x - c) / sigma), mpmath.ncdf((y - c) / sigma)
+        low_p, low_q = mpmath.ncdf((-c - x) / sigma), mpmath.ncdf((-c - y) / sigma)
+        if alpha == math.inf:
+            inner = (x - y) * (2 * (c if x > y else -c) - x - y) / (2 * sigma**2)
+            return max(mpmath.log(top_p / top_q), mpmath.log(low_p / low_q), inner)
+        if alpha == 1:
+            lo, hi = (-c - x) / sigma, (c - x) / sigma
+            mass = mpmath.ncdf(hi) - mpmath.ncdf(lo)
+            first_moment = x * mass + sigma * (mpmath.npdf(lo) - mpmath.npdf(hi))
+            inner = (x - y) * (2 * first_moment - (x + y) * mass) / (2 * sigma**2)
+            return top_p * mpmath.log(top_p / top_q) + low_p * mpmath.log(low_p / low_q) + inner
+        a = mpmath.mpf(alpha)
+        m = a * x + (1 - a) * y
+        inner = mpmath.exp(a * (a - 1) * (x - y) ** 2 / (2 * sigma**2)) * (
+            mpmath.ncdf((c - m) / sigma) - mpmath.ncdf((-c - m) / sigma))
+        total = top_p**a * top_q ** (1 - a) + low_p**a * low_q ** (1 - a) + inner
+        return mpmath.log(total) / (a - 1)
+
+    def bounds(self, alphas: list[float], **options) -> list[Bound]:
+        out = []
+        for alpha in alphas:
+            out.append(Bound("α C_q²/(2σ²), Gaussian (post-processing)", alpha, self.gaussian_rdp(alpha),
+                             "paper §III (Theorem 1, Mironov)"))
+        for alpha in alphas:
+            out.append(Bound("clipped Gaussian D_α (k → ∞ limit)", alpha,
+                             self.clipped_gaussian_divergence(alpha, self.bound, -self.bound), "derived (extract §7)"))
+        out += [
+            Bound("ε_∞, Theorem 2 eq. (14) as printed", math.inf, self.theorem_2_bound(), "paper eq. (14)"),
+            Bound("Theorem 2 proof, middle step", math.inf, self.theorem_2_intermediate(), "paper eq. (16)", "pair"),
+            Bound("log P_{C/2}[B(k−1)] / P_{−C/2}[B(k−1)]", math.inf, self.exact_d_infinity(),
+                  "derived (extract §3)", "worst", "="),
+        ]
+        return out

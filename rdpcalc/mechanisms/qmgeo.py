@@ -1,0 +1,255 @@
+"""QMGeo: stochastic quantization with a mixed truncated geometric distribution (Wang and
+Gursoy, "QMGeo: Differentially Private Federated Learning via Stochastic Quantization with Mixed
+Truncated Geometric Distribution"), eqs. (5), (9)–(11).
+
+Levels Bin(j) = −W + 2jW/(R−1), j = 0 … R−1, spacing Δ = 2W/(R−1). An input w ∈ [−W, W] sits
+in the interval r (Bin(r) ≤ w ≤ Bin(r+1)) at fraction λ = (w − Bin(r))/Δ; the output is a
+mixture of a geometric walk down from Bin(r) and one up from Bin(r+1), truncated to the levels.
+
+The paper is inconsistent in three places, each exposed as an option (extract §1.6):
+
+* ``orientation``: ``S`` (default) puts weight λ on the upward branch, so that p = 1 is
+  ordinary stochastic rounding, as the paper says it should be; ``L`` is eq. (9) literally.
+* ``normalisers``: ``text`` (default) normalises the truncated geometrics on the supports the
+  text states; ``printed`` uses eqs. (10)–(11), which are off by one: they do not sum to one
+  and divide by zero in the edge intervals (only ``rdpcalc pmf`` accepts them).
+* ``tie``: an input exactly on a level Bin(r), 0 < r < R−1, is in interval r with λ = 0
+  (``lower``, default) or in interval r−1 with λ = 1 (``upper``); the pmf jumps there.
+
+Paper extract: ``papers/qmgeo.md`` (§1 mechanism, §2.3–2.5 the paper's privacy formulas and
+their errata, §5 reference values).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from math import floor
+
+import mpmath
+
+from ..errors import ParameterError
+from ..exactnum import positive, to_fraction, to_int, to_mpf
+from .base import Bound, Mechanism, ParamSpec
+
+ORIENTATIONS = ("S", "L")
+NORMALISERS = ("text", "printed")
+TIES = ("lower", "upper")
+#: the paper's legend values (Figs. 5–6): ε per round from (27) at α = 2, d = 3562, κ = 0.005333
+PAPER_LEGEND = {(8, Fraction("0.9")): "2.626", (16, Fraction("0.9")): "4.492", (8, Fraction("0.5")): "0.784"}
+
+
+@dataclass(frozen=True)
+class QMGeo(Mechanism):
+    """QMGeo with R ≥ 2 levels, success probability p ∈ (0, 1] and clipping threshold
+    w_max = W > 0, plus the three reading options of the module docstring."""
+
+    R: int
+    p: Fraction
+    w_max: Fraction
+    orientation: str = "S"
+    normalisers: str = "text"
+    tie: str = "lower"
+
+    name = "qmgeo"
+    title = "QMGeo (mixed truncated geometric)"
+    PARAMS = (
+        ParamSpec("R", "--R", int, "number of quantization levels, integer R ≥ 2"),
+        ParamSpec("p", "--p", Fraction, "success probability of the geometrics, 0 < p ≤ 1"),
+        ParamSpec("w_max", "--w-max", Fraction, "clipping threshold W > 0; inputs lie in [-W, W]"),
+        ParamSpec("orientation", "--orientation", str, "S (weight λ on the upward branch; default) or L (eq. 9 literally)",
+                  default="S", choices=ORIENTATIONS),
+        ParamSpec("normalisers", "--normalisers", str, "text (default, sums to 1) or printed (eqs. 10–11, off by one)",
+                  default="text", choices=NORMALISERS),
+        ParamSpec("tie", "--tie", str, "an input on a level is in the interval above it (lower; default) or below (upper)",
+                  default="lower", choices=TIES),
+    )
+    MARGIN_STUDY = (Fraction(1, 10), Fraction(1, 100), Fraction(1, 10**4), Fraction(1, 10**8))
+    BOUND_PARAMS = (
+        ParamSpec("d", "--d", int, "model dimension d of eqs. (26)–(27), integer ≥ 1", default="3562"),
+        ParamSpec("kappa", "--kappa", Fraction, "per-client sampling rate κ of eqs. (26)–(27), in (0, 1]",
+                  default="0.005333"),
+    )
+
+    def __post_init__(self):
+        R = to_int(self.R, "--R")
+        if R < 2:
+            raise ParameterError("--R", f"must be an integer ≥ 2, got {R}")
+        object.__setattr__(self, "R", R)
+        p = to_fraction(self.p, "--p")
+        if not 0 < p <= 1:
+            raise ParameterError("--p", f"must lie in (0, 1], got {float(p):g}")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "w_max", positive(self.w_max, "--w-max"))
+        for value, option, choices in ((self.orientation, "--orientation", ORIENTATIONS),
+                                       (self.normalisers, "--normalisers", NORMALISERS), (self.tie, "--tie", TIES)):
+            if value not in choices:
+                raise ParameterError(option, f"must be one of {', '.join(choices)}, got {value!r}")
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def bound(self) -> Fraction:
+        return self.w_max
+
+    @property
+    def support_size(self) -> int:
+        return self.R
+
+    @property
+    def spacing(self) -> Fraction:
+        """Δ = 2W/(R−1)."""
+        return 2 * self.w_max / (self.R - 1)
+
+    def level(self, j: int) -> Fraction:
+        """Bin(j) = −W + 2jW/(R−1), eq. (5)."""
+        return -self.w_max + j * self.spacing
+
+    def output_values(self) -> list[Fraction]:
+        return [self.level(j) for j in range(self.R)]
+
+    def interval(self, w: Fraction) -> tuple[int, Fraction]:
+        """(r, λ): the interval Bin(r) ≤ w ≤ Bin(r+1) and λ = (w − Bin(r))/Δ, by the tie rule."""
+        t = (w + self.w_max) / self.spacing
+        r = min(floor(t), self.R - 2)
+        if self.tie == "upper" and t == r and r > 0:
+            r -= 1
+        return r, t - r
+
+    def breakpoints(self) -> tuple[Fraction, ...]:
+        """The levels Bin(0) … Bin(R−1). Inside each interval the pmf is affine in w, and it
+        jumps at every level (extract §1.5 P2), so the supremum over inputs is a maximum over
+        the intervals' end distributions, some of them one-sided limits that no input attains.
+        The levels themselves already give +∞ (P3); :meth:`inputs_with_margin` shows how the
+        supremum over inputs a distance ηΔ away from the levels grows as η → 0."""
+        return tuple(self.level(j) for j in range(self.R))
+
+    def inputs_with_margin(self, eta: Fraction) -> tuple[Fraction, ...]:
+        """{Bin(r) + ηΔ, Bin(r+1) − ηΔ : r}: the pmf is affine on each [Bin(r)+ηΔ, Bin(r+1)−ηΔ],
+        so by quasi-convexity the worst pair of inputs kept ηΔ away from every level is among
+        these points (0 < η < ½)."""
+        if not 0 < eta < Fraction(1, 2):
+            raise ParameterError("--margin", f"must lie in (0, 1/2), got {float(eta):g}")
+        step = eta * self.spacing
+        points = []
+        for r in range(self.R - 1):
+            points += [self.level(r) + step, self.level(r + 1) - step]
+        return tuple(points)
+
+    @property
+    def defines_distribution(self) -> bool:
+        """False with the printed normalisers (10)–(11), whose masses do not sum to one."""
+        return self.normalisers == "text"
+
+    # ------------------------------------------------------------------ pmf
+    def _geometric(self, length: int, normaliser_length: int) -> list:
+        """p q^i / (1 − q^normaliser_length), i = 0 … length−1 (0^0 = 1 at p = 1)."""
+        p, q = to_mpf(self.p), to_mpf(1 - self.p)
+        normaliser = 1 - q**normaliser_length
+        if normaliser == 0:
+            raise ParameterError("--normalisers", "printed: eq. (10)/(11) divides by zero in this edge interval "
+                                                  "(use --normalisers text)")
+        return [p * q**i / normaliser for i in range(length)]
+
+    def down_component(self, r: int) -> list:
+        """D_r over j = 0 … R−1: p q^{r−j}/(1 − q^{r+1}) for j ≤ r, else 0 (extract §1.5); with
+        ``printed`` normalisers the denominator is 1 − q^r (eq. 10)."""
+        down = self._geometric(r + 1, r if self.normalisers == "printed" else r + 1)
+        return [down[r - j] if j <= r else mpmath.mpf(0) for j in range(self.R)]
+
+    def up_component(self, r: int) -> list:
+        """U_r over j = 0 … R−1: p q^{j−r−1}/(1 − q^{R−r−1}) for j ≥ r+1, else 0; with
+        ``printed`` normalisers the denominator is 1 − q^{R−r−2} (eq. 11)."""
+        R = self.R
+        up = self._geometric(R - r - 1, R - r - 2 if self.normalisers == "printed" else R - r - 1)
+        return [up[j - r - 1] if j > r else mpmath.mpf(0) for j in range(R)]
+
+    def pmf(self, x: Fraction) -> list[mpmath.mpf]:
+        """S: P_w = (1−λ) D_r + λ U_r;  L: P_w = λ D_r + (1−λ) U_r (eq. 9 with the text's supports)."""
+        w = self.check_input(x)
+        r, lam = self.interval(w)
+        D, U = self.down_component(r), self.up_component(r)
+        up_weight = to_mpf(lam) if self.orientation == "S" else to_mpf(1 - lam)
+        down_weight = 1 - up_weight
+        return [down_weight * d + up_weight * u for d, u in zip(D, U)]
+
+    # ------------------------------------------------------------------ the paper's formulas
+    def eps_dp_paper(self) -> mpmath.mpf:
+        """Eq. (21) as printed: ε = −ln(p (1−p)^{R−2})."""
+        p = to_mpf(self.p)
+        return -(mpmath.log(p) + (self.R - 2) * mpmath.log(1 - p)) if self.p < 1 else mpmath.inf
+
+    def eps_midpoint(self) -> mpmath.mpf:
+        """ln((1 − q^{R−1}) / (p q^{R−2})): the exact D_∞ of the midpoint pair
+        Bin(0)+Δ/2 vs Bin(R−1)−Δ/2 that (21) describes, normaliser kept [derived, §2.3]."""
+        p, q = to_mpf(self.p), to_mpf(1 - self.p)
+        return mpmath.log((1 - q ** (self.R - 1)) / (p * q ** (self.R - 2))) if self.p < 1 else mpmath.inf
+
+    def midpoint_pair(self) -> tuple[Fraction, Fraction]:
+        half = self.spacing / 2
+        return self.level(0) + half, self.level(self.R - 1) - half
+
+    def rdp_paper(self, alpha: float) -> mpmath.mpf:
+        """Eq. (25) as printed (negative for every α > 1, extract §2.4 (d)):
+        1/(1−α) log{ p q^{−2α+(1−α)R+1}/(1−q^{R−1}) · α(q^{(2α−1)R} − 1)/(q^{2α−1} − 1) }."""
+        a, p, q, R = mpmath.mpf(alpha), to_mpf(self.p), to_mpf(1 - self.p), self.R
+        first = p * q ** (-2 * a + (1 - a) * R + 1) / (1 - q ** (R - 1))
+        second = a * (q ** ((2 * a - 1) * R) - 1) / (q ** (2 * a - 1) - 1)
+        return mpmath.log(first * second) / (1 - a)
+
+    def rdp_printed_sum(self, alpha: float) -> mpmath.mpf:
+        """Eq. (23) as printed: 1/(α−1) log Σ_{i=1}^{R} (p q^{i−1}/(1−q^{R−1}))^α / (q^{R+1−i} p/(1−q^{R−1}))^{α−1}."""
+        a, p, q, R = mpmath.mpf(alpha), to_mpf(self.p), to_mpf(1 - self.p), self.R
+        norm = 1 - q ** (R - 1)
+        total = mpmath.fsum((p * q ** (i - 1) / norm) ** a / (q ** (R + 1 - i) * p / norm) ** (a - 1)
+                            for i in range(1, R + 1))
+        return mpmath.log(total) / (a - 1)
+
+    def mirror_model_divergence(self, alpha: float) -> mpmath.mpf:
+        """The paper's worst-case model, corrected [derived, extract §2.4]: D_α between the
+        geometric truncated to all R levels, P(j) = p q^j/(1−q^R), and its mirror image:
+        1/(α−1) ln[p q^{−(α−1)(R−1)} (1 − q^{(2α−1)R}) / ((1−q^R)(1−q^{2α−1}))];
+        D_∞ = (R−1) ln(1/q); KL = (R−1−2j̄) ln(1/q), j̄ = q/p − R q^R/(1−q^R)."""
+        if self.p == 1:
+            return mpmath.inf
+        p, q, R = to_mpf(self.p), to_mpf(1 - self.p), self.R
+        if alpha == math.inf:
+            return (R - 1) * mpmath.log(1 / q)
+        if alpha == 1:
+            mean_index = q / p - R * q**R / (1 - q**R)
+            return (R - 1 - 2 * mean_index) * mpmath.log(1 / q)
+        a = mpmath.mpf(alpha)
+        inside = p * q ** (-(a - 1) * (R - 1)) * (1 - q ** ((2 * a - 1) * R)) / ((1 - q**R) * (1 - q ** (2 * a - 1)))
+        return mpmath.log(inside) / (a - 1)
+
+    def bounds(self, alphas: list[float], d: int | str = 3562, kappa=Fraction("0.005333"), **options) -> list[Bound]:
+        d = to_int(d, "--d")
+        if d < 1:
+            raise ParameterError("--d", f"must be an integer ≥ 1, got {d}")
+        kappa = to_fraction(kappa, "--kappa")
+        if not 0 < kappa <= 1:
+            raise ParameterError("--kappa", f"must lie in (0, 1], got {float(kappa):g}")
+        inf = math.inf
+        out = [
+            Bound("ε_DP, eq. (21) as printed", inf, self.eps_dp_paper(), "paper eq. (21)",
+                  note="assumes weight ½ at Bin(0) and Bin(R−1), where λ is 0 or 1"),
+            Bound("ε_mid: D_∞ of the midpoint pair, (21) corrected", inf, self.eps_midpoint(), "derived (§2.3)",
+                  self.midpoint_pair(), "="),
+            Bound(f"dκ·ε_DP, eq. (26) as printed (d={d}, κ={float(kappa):g})", inf,
+                  d * to_mpf(kappa) * self.eps_dp_paper(), "paper eq. (26)", None, ""),
+        ]
+        for alpha in alphas:
+            out.append(Bound("mirror-TGeo model D_α, (22)–(25) corrected", alpha, self.mirror_model_divergence(alpha),
+                             "derived (§2.4)", None, "", note="the paper's worst-case model; no input of (9) gives it"))
+        for alpha in (a for a in alphas if 1 < a < inf and self.p < 1):
+            printed = self.rdp_paper(alpha)
+            legend = PAPER_LEGEND.get((self.R, self.p)) if alpha == 2 and d == 3562 and kappa == Fraction("0.005333") else None
+            out += [
+                Bound("ε(α), eq. (25) as printed", alpha, printed, "paper eq. (25)", None, "",
+                      note="negative, so not a divergence" if printed < 0 else ""),
+                Bound("|ε(α)|, eq. (25) in absolute value", alpha, abs(printed), "paper eq. (25)"),
+                Bound(f"κ²d·|(25)|, eq. (27) (d={d}, κ={float(kappa):g})", alpha, to_mpf(kappa) ** 2 * d * abs(printed),
+                      "paper eq. (27)", None, "", note=f"the paper's legend: {legend}" if legend else ""),
+                Bound("eq. (23) as printed", alpha, self.rdp_printed_sum(alpha), "paper eq. (23)", None, ""),
+            ]
+        return out
