@@ -20,6 +20,7 @@ import mpmath
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
+from .mechanisms.base import Exact
 from .neighbours import DivergencePoint, choose_neighbours, divergences
 from .numerics import make_engine
 from .orders import collect_alphas
@@ -114,7 +115,21 @@ def _divergence_record(mechanism, n, point: DivergencePoint, protocol, descripti
         record["dps"] = engine.dps
         record["divergence_digits"] = engine.digits(point.precise)
     record["protocol"] = description
+    if point.value == math.inf:
+        record["reason"] = _infinity_reason(mechanism, n, point)
     return record
+
+
+def _infinity_reason(mechanism: Mechanism, n: int, point: DivergencePoint) -> str:
+    """One line saying why D = +∞: an output possible under x but impossible under x′."""
+    config = point.attained
+    if n > 1:
+        return "the SecAgg sum under x has an output that is impossible under x′ (support mismatch)"
+    with mpmath.workdps(30):
+        p, q = mechanism.pmf(config.x), mechanism.pmf(config.x_prime)
+    output = next(i for i, (a, b) in enumerate(zip(p, q)) if a > 0 and b == 0)
+    return (f"output {output} has probability {mpmath.nstr(p[output], 6)} at x = {float(config.x):g} "
+            f"but 0 at x′ = {float(config.x_prime):g}")
 
 
 def pmf(mechanism: Mechanism, x, dps: int = 50) -> list[dict]:
@@ -158,7 +173,7 @@ def bound(
         orders.append(math.inf)
     with mpmath.workdps(dps):
         items = mechanism.bounds(orders, **options)
-    needed = sorted(set(orders) | {item.alpha for item in items})
+    needed = sorted(set(orders) | {item.alpha for item in items if item.alpha is not None})
     base = {"mechanism": mechanism.name, **mechanism.parameters(), "n": 1}
     records = []
     exact_values: dict = {}
@@ -182,7 +197,9 @@ def bound(
         value = float(item.value)
         holds, compared = None, ""
         if item.target is not None and item.relation:
-            if isinstance(item.target, tuple):
+            if isinstance(item.target, Exact):
+                exact_value, described = float(item.target.value), item.target.text
+            elif isinstance(item.target, tuple):
                 x, x_prime = item.target
                 exact_value = divergence(mechanism, 1, [item.alpha], x=x, x_prime=x_prime, engine=engine,
                                          dps=dps)[0]["divergence"]

@@ -112,7 +112,7 @@ def _number(value) -> str:
 
 
 def _title(mechanism) -> str:
-    params = ", ".join(f"{k}={_number(v)}" for k, v in mechanism.parameters().items())
+    params = ", ".join(f"{k}={_number(v)}" for k, v in mechanism.parameters().items() if v is not None)
     return f"{mechanism.title}: {params}"
 
 
@@ -136,7 +136,8 @@ def _render_divergence(mechanism, records: list[dict]) -> None:
         if first["n"] > 1:
             row.append(str(r["k"]))
         table.add_row(*row)
-    _print_block([_title(mechanism), f"{clients}; {engine}", f"neighbours {first['protocol']}"], table)
+    reasons = [f"α = {_alpha_text(r['alpha'])}: +∞ because {r['reason']}" for r in records if "reason" in r]
+    _print_block([_title(mechanism), f"{clients}; {engine}", f"neighbours {first['protocol']}"], table, reasons[:1])
 
 
 def _render_pmf(mechanism, records: list[dict], summary: dict) -> None:
@@ -189,7 +190,9 @@ def _print_block(header: list[str], table, notes: list[str] = ()) -> None:
                       soft_wrap=True)
 
 
-def _alpha_text(alpha: float) -> str:
+def _alpha_text(alpha: float | None) -> str:
+    if alpha is None:
+        return ""
     return "∞" if alpha == math.inf else format_alpha(alpha)
 
 

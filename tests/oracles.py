@@ -136,3 +136,33 @@ def chi_square_p_value(samples, probabilities) -> float:
         pooled_expected[-1] += e_acc
     statistic = sum((c - e) ** 2 / e for c, e in zip(pooled_counts, pooled_expected))
     return float(stats.chi2.sf(statistic, len(pooled_counts) - 1))
+
+
+def corbin_pair_by_enumeration(eps: Fraction, r: Fraction, x: Fraction, y: Fraction, d: int, alpha_value=None,
+                               line14: str = "fixed") -> dict:
+    """Joint law of CorBinQ (Algorithm 2) by running it over every z ∈ {0,1}^d and both private
+    coins, in exact fractions. α is passed as a Fraction (exact arithmetic needs a rational α)."""
+    alpha = alpha_value
+    N = 2**d
+    q1 = Fraction(1, 2) + x / (2 * r * alpha)
+    q2 = Fraction(1, 2) + y / (2 * r * alpha)
+    t1, t2 = math.floor(N * q1), math.floor(N * (1 - q2))
+    f1, f2 = N * q1 - t1, N * (1 - q2) - t2
+    law = {("-", "-"): Fraction(0), ("-", "+"): Fraction(0), ("+", "-"): Fraction(0), ("+", "+"): Fraction(0)}
+    for z in range(N):
+        if z < t1:
+            first = {"+": Fraction(1)}
+        elif t1 < z:
+            first = {"-": Fraction(1)}
+        else:
+            first = {"+": f1, "-": 1 - f1}
+        if z < t2:
+            second = {"-": Fraction(1)}
+        elif (t2 < z) if line14 == "fixed" else (t1 < z):
+            second = {"+": Fraction(1)}
+        else:
+            second = {"-": f2, "+": 1 - f2}
+        for s1, p1 in first.items():
+            for s2, p2 in second.items():
+                law[(s1, s2)] += Fraction(1, N) * p1 * p2
+    return law

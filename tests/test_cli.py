@@ -172,3 +172,17 @@ def test_qmgeo_infinite_worst_case_and_legend_numbers_from_the_cli(capsys):
     code, out, _ = run(capsys, "pmf", "qmgeo", "--R", "8", "--p", "0.5", "--w-max", "1", "--x", "0.1",
                        "--normalisers", "printed")
     assert code == 0 and "NOT a distribution" in out
+
+
+def test_corbin_from_the_cli(capsys):
+    code, out, _ = run(capsys, "divergence", "corbin", "--eps-p", "1", "--alpha", "2")
+    assert code == 0 and "0.735325664056" in out
+    code, out, _ = run(capsys, "divergence", "corbin", "--eps-p", "1", "--alpha", "2", "--view", "joint", "--json")
+    record = json.loads(out)[0]
+    assert code == 0 and record["divergence"] == "inf" and record["reason"]
+    code, out, _ = run(capsys, "divergence", "corbin", "--eps-p", "1", "--alpha", "2", "--view", "joint")
+    assert "+∞ because" in out
+    code, _, err = run(capsys, "divergence", "corbin", "--eps-p", "-1")
+    assert code == 2 and "--eps-p" in err and err.count("\n") == 1
+    code, out, _ = run(capsys, "bound", "corbin", "--eps-p", "1", "--r", "0.5", "--n-clients", "50", "--json")
+    assert code == 0 and any(r["quantity"].startswith("Theorem 2") for r in json.loads(out))

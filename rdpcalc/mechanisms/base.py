@@ -45,19 +45,29 @@ class Bound:
     """A closed-form bound or value from a paper (as printed, or corrected: ``source`` says,
     e.g. "paper eq. (3)" or "derived").
 
-    ``alpha`` is the order it is about (``math.inf`` for D_∞). ``target`` is the exact
-    quantity it is checked against: ``"worst"`` (the single-client D_α maximised over input
-    pairs), ``"pair"`` (D_α at the extreme pair (b, −b)), an explicit input pair ``(x, x')``,
-    or ``None`` for a value that is only reported. ``relation`` is ``"≤"`` for a bound, ``"="``
+    ``alpha`` is the order it is about (``math.inf`` for D_∞; None for a non-privacy quantity
+    such as an MSE). ``target`` is the exact quantity it is checked against: ``"worst"`` (the
+    single-client D_α maximised over input pairs), ``"pair"`` (D_α at the extreme pair
+    (b, −b)), an explicit input pair ``(x, x')``, an :class:`Exact` value, or ``None`` for a
+    value that is only reported. ``relation`` is ``"≤"`` for a bound, ``"="``
     for a closed form of the target, ``""`` when only reported."""
 
     name: str
-    alpha: float
+    alpha: float | None
     value: mpmath.mpf
     source: str
     target: object = "worst"
     relation: str = "≤"
     note: str = ""
+
+
+@dataclass(frozen=True)
+class Exact:
+    """An exact value a bound is checked against when it is not a divergence the engines
+    compute (e.g. an MSE): the value and what it is."""
+
+    value: mpmath.mpf
+    text: str
 
 
 class Mechanism(ABC):
@@ -105,16 +115,21 @@ class Mechanism(ABC):
     #: False for a reading of a paper whose "pmf" does not sum to one (divergences refuse it)
     defines_distribution: ClassVar[bool] = True
 
-    def output_values(self) -> list[Fraction]:
-        """The value the server decodes from each output (for mean, bias, variance, MSE)."""
+    def output_values(self) -> list:
+        """The value the server decodes from each output (Fractions or mpf; for mean, bias,
+        variance, MSE)."""
         raise NotImplementedError
+
+    def decoding_target(self, x: Fraction):
+        """What the decoded output estimates at input ``x`` (x itself, unless a mechanism says)."""
+        return x
 
     def moments(self, x) -> dict[str, mpmath.mpf]:
         """Mean, bias, variance and MSE of the decoded output at input ``x``, exactly (mpmath)."""
         x = self.check_input(x)
         probs = self.pmf(x)
-        values = [mpmath.mpf(v.numerator) / v.denominator for v in self.output_values()]
-        target = mpmath.mpf(x.numerator) / x.denominator
+        values = [_as_mpf(v) for v in self.output_values()]
+        target = _as_mpf(self.decoding_target(x))
         mean = mpmath.fsum(p * v for p, v in zip(probs, values))
         variance = mpmath.fsum(p * (v - mean) ** 2 for p, v in zip(probs, values))
         mse = mpmath.fsum(p * (v - target) ** 2 for p, v in zip(probs, values))
@@ -152,3 +167,7 @@ def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
         values = mechanism.pmf(x)
         logs = [float(mpmath.log(p)) if p > 0 else -np.inf for p in values]
     return np.array(logs, dtype=np.float64)
+
+
+def _as_mpf(value) -> mpmath.mpf:
+    return mpmath.mpf(value.numerator) / value.denominator if isinstance(value, Fraction) else mpmath.mpf(value)

@@ -1,0 +1,355 @@
+"""LDP-FL, CorBin-FL and AugCorBin-FL (Salehi et al., "CorBin-FL: A Differentially Private
+Federated Learning Mechanism using Common Randomness"), Algorithms 1–3.
+
+Each client sends one bit per parameter: c ± rα, α = α(ε_p) = (e^{ε_p}+1)/(e^{ε_p}−1). LDPQ
+(Algorithm 1) sends c + rα with probability q = ½ + (w−c)/(2rα). CorBinQ (Algorithm 2)
+quantizes a *pair* of clients with d shared random bits Z so that their errors cancel; each
+client's marginal is still LDPQ's, which is what the PLDP guarantee (3) is about. A server that
+sees both outputs of a pair sees their joint law, which changes support with one input.
+
+Inputs are offsets x = w − c ∈ [−r, r] (the privacy does not depend on c or r).
+Paper extract: ``papers/corbin.md`` (§2 mechanisms, §3 Theorems 1–4, §5 formulas, §9 errata).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from math import floor
+
+import mpmath
+
+from ..errors import ParameterError
+from ..exactnum import positive, to_fraction, to_int, to_mpf
+from .base import Bound, Exact, Mechanism, ParamSpec
+
+VIEWS = ("marginal", "joint")
+LINE14 = ("fixed", "printed")
+#: largest d for which the joint view enumerates every breakpoint of its piecewise-affine pmf
+JOINT_MAX_D = 6
+
+
+def alpha_of_eps(eps) -> mpmath.mpf:
+    """α(ε_p) = (e^{ε_p} + 1)/(e^{ε_p} − 1) = coth(ε_p/2) (Algorithm 1, line 1)."""
+    return mpmath.coth(mpmath.mpf(eps) / 2)
+
+
+def eps_of_alpha(alpha) -> mpmath.mpf:
+    """ε_p = ln((α+1)/(α−1)), the inverse of :func:`alpha_of_eps` [derived]."""
+    alpha = mpmath.mpf(alpha)
+    return mpmath.log((alpha + 1) / (alpha - 1))
+
+
+@dataclass(frozen=True)
+class CorBin(Mechanism):
+    """One uplink of CorBin-FL (``view=marginal``: LDPQ's law, what an eavesdropper on one
+    client sees) or one pair as the server sees it (``view=joint``: the joint law of
+    (Q1, Q2) of CorBinQ with the partner's input ``partner`` fixed).
+
+    ``eps_p`` > 0 (or ``alpha_p`` > 1), center ``c``, radius ``r`` > 0, ``d`` ≥ 0 shared bits
+    ("inf" for the ideal coupling), and ``line14``: ``fixed`` (T2 ≺ Z, as the prose says) or
+    ``printed`` (T1 ≺ Z, which breaks unbiasedness; erratum 3)."""
+
+    eps_p: object = None
+    alpha_p: object = None
+    c: Fraction = Fraction(0)
+    r: Fraction = Fraction(1)
+    d: object = 5
+    view: str = "marginal"
+    partner: Fraction = Fraction(0)
+    line14: str = "fixed"
+
+    name = "corbin"
+    title = "CorBin-FL (LDPQ / CorBinQ)"
+    PARAMS = (
+        ParamSpec("eps_p", "--eps-p", Fraction, "PLDP budget ε_p > 0 (or give --alpha-p)", default="none"),
+        ParamSpec("alpha_p", "--alpha-p", Fraction, "α(ε_p) > 1 instead of --eps-p", default="none"),
+        ParamSpec("c", "--c", Fraction, "center c of the input range [c−r, c+r]", default="0"),
+        ParamSpec("r", "--r", Fraction, "radius r > 0; inputs are offsets x = w − c in [−r, r]", default="1"),
+        ParamSpec("d", "--d", int, "shared random bits per parameter, integer ≥ 0, or inf (ideal coupling)", default="5"),
+        ParamSpec("view", "--view", str, "marginal (one uplink; default) or joint (a pair, as the server sees it)",
+                  default="marginal", choices=VIEWS),
+        ParamSpec("partner", "--partner", Fraction, "joint view: the partner's input offset in [−r, r]", default="0"),
+        ParamSpec("line14", "--line14", str, "Algorithm 2 line 14: fixed (T2 ≺ Z; default) or printed (T1 ≺ Z)",
+                  default="fixed", choices=LINE14),
+    )
+    BOUND_PARAMS = (
+        ParamSpec("clients", "--n-clients", int, "number of clients n (even) for the MSE and Theorems 2–4", default="50"),
+        ParamSpec("gamma", "--gamma", Fraction, "AugCorBin-FL: fraction γ ∈ [0, 1] of LDP-FL clients", default="0.2"),
+        ParamSpec("params", "--m", int, "Theorem 3: number of model parameters m ≥ 1", default="1000000"),
+        ParamSpec("dp_delta", "--dp-delta", Fraction, "Theorems 3–4: δ in (0, 1)", default="0.00001"),
+        ParamSpec("p_drop", "--p-drop", Fraction, "Theorem 4: dropout probability p in (0, 1)", default="0.5"),
+        ParamSpec("delta_gap", "--delta-gap", Fraction, "Theorem 4: δ − δ₁ > 0", default="0.00001"),
+    )
+
+    def __post_init__(self):
+        eps_given = self.eps_p not in (None, "none")
+        alpha_given = self.alpha_p not in (None, "none")
+        if eps_given == alpha_given:
+            raise ParameterError("--eps-p", "give exactly one of --eps-p (> 0) and --alpha-p (> 1)")
+        if eps_given:
+            object.__setattr__(self, "eps_p", positive(self.eps_p, "--eps-p"))
+            object.__setattr__(self, "alpha_p", None)
+        else:
+            alpha = to_fraction(self.alpha_p, "--alpha-p")
+            if alpha <= 1:
+                raise ParameterError("--alpha-p", f"must be > 1, got {float(alpha):g}")
+            object.__setattr__(self, "alpha_p", alpha)
+            object.__setattr__(self, "eps_p", None)
+        object.__setattr__(self, "c", to_fraction(self.c, "--c"))
+        object.__setattr__(self, "r", positive(self.r, "--r"))
+        if isinstance(self.d, str) and self.d.strip().lower() in ("inf", "infinity", "∞"):
+            object.__setattr__(self, "d", None)
+        elif self.d is not None:
+            d = to_int(self.d, "--d")
+            if not 0 <= d <= 60:
+                raise ParameterError("--d", f"must be an integer in [0, 60] or inf, got {d}")
+            object.__setattr__(self, "d", d)
+        for value, option, choices in ((self.view, "--view", VIEWS), (self.line14, "--line14", LINE14)):
+            if value not in choices:
+                raise ParameterError(option, f"must be one of {', '.join(choices)}, got {value!r}")
+        partner = to_fraction(self.partner, "--partner")
+        if abs(partner) > self.r:
+            raise ParameterError("--partner", f"must lie in [−r, r] = [−{float(self.r):g}, {float(self.r):g}]")
+        object.__setattr__(self, "partner", partner)
+
+    def parameters(self) -> dict:
+        out = super().parameters()
+        out["d"] = "inf" if self.d is None else self.d
+        return out
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def alpha(self) -> mpmath.mpf:
+        """α(ε_p) at the current precision."""
+        return alpha_of_eps(to_mpf(self.eps_p)) if self.eps_p is not None else to_mpf(self.alpha_p)
+
+    @property
+    def epsilon(self) -> mpmath.mpf:
+        return to_mpf(self.eps_p) if self.eps_p is not None else eps_of_alpha(self.alpha)
+
+    @property
+    def amplitude(self) -> mpmath.mpf:
+        """A = rα: outputs are c ± A."""
+        return to_mpf(self.r) * self.alpha
+
+    @property
+    def bound(self) -> Fraction:
+        return self.r
+
+    @property
+    def support_size(self) -> int:
+        return 2 if self.view == "marginal" else 4
+
+    def up_probability(self, x) -> mpmath.mpf:
+        """q = ½ + x/(2rα), the probability of c + rα (Algorithm 1, line 2)."""
+        return mpmath.mpf(1) / 2 + to_mpf(Fraction(x)) / (2 * self.amplitude)
+
+    def output_values(self) -> list:
+        """Marginal: c − A, c + A. Joint (index 2·s₁ + s₂, s = 0 for −, 1 for +): the pair's
+        decoded sum minus 2c, which estimates x + partner."""
+        A = self.amplitude
+        if self.view == "marginal":
+            return [to_mpf(self.c) - A, to_mpf(self.c) + A]
+        return [-2 * A, mpmath.mpf(0), mpmath.mpf(0), 2 * A]
+
+    def decoding_target(self, x: Fraction):
+        if self.view == "marginal":
+            return self.c + x
+        return x + self.partner
+
+    def breakpoints(self) -> tuple[Fraction, ...]:
+        """Marginal: ±r (q is affine in x; quasi-convexity). Joint: ±r, −partner, and every
+        x where ⌊2^d q₁⌋ changes (the joint pmf is affine in x between them)."""
+        points = {-self.r, self.r}
+        if self.view == "joint":
+            if abs(self.partner) < self.r:
+                points.add(-self.partner)
+            if self.d is not None:
+                if self.d > JOINT_MAX_D:
+                    raise ParameterError("--d", f"the joint view's worst case searches every breakpoint: use d ≤ "
+                                                f"{JOINT_MAX_D} or inf (or --x/--x-prime for one pair)")
+                points |= set(self._grid_points())
+        return tuple(sorted(points))
+
+    def _grid_points(self) -> list[Fraction]:
+        """Inputs x ∈ (−r, r) with 2^d q₁(x) an integer k: x = rα(2k/2^d − 1). They are
+        irrational for most ε_p; each is represented by a Fraction to 35 digits, which is
+        harmless: the joint pmf is continuous in x and affine between these points."""
+        N = 2**self.d
+        out = []
+        with mpmath.workdps(40):
+            A = self.amplitude
+            for k in range(N + 1):
+                x = A * (mpmath.mpf(2 * k) / N - 1)
+                if abs(x) < to_mpf(self.r):
+                    out.append(Fraction(mpmath.nstr(x, 35)))
+        return out
+
+    # ------------------------------------------------------------------ pmfs
+    def pmf(self, x: Fraction) -> list[mpmath.mpf]:
+        """Marginal: [1 − q, q]. Joint: the law of (Q₁, Q₂) by :meth:`pair_joint`."""
+        x = self.check_input(x)
+        if self.view == "marginal":
+            q = self.up_probability(x)
+            return [1 - q, q]
+        return self.pair_joint(x, self.partner)
+
+    def pair_joint(self, x, y) -> list[mpmath.mpf]:
+        """P(Q₁ = s₁, Q₂ = s₂) for inputs x, y (offsets), index 2·s₁ + s₂ (s = 1 for "+").
+
+        Finite d: with N = 2^d, z uniform on {0 … N−1}, a = ⌊N q₁⌋, b = ⌊N(1−q₂)⌋,
+        f₁ = N q₁ − a, f₂ = N(1−q₂) − b (Algorithm 2): Q₁ = + if z < a, − if z > a, + w.p. f₁
+        at z = a; Q₂ = − if z < b, + if z > b (fixed line 14) or z > a (printed), − w.p. f₂
+        otherwise. The private coins are independent, so P is a sum over the z-classes.
+        Ideal (d = ∞): P₋₋ = max(0, 1−q₁−q₂), the Fréchet lower bound (extract §2.3)."""
+        q1, q2 = self.up_probability(x), self.up_probability(y)
+        if self.d is None:
+            minus_minus = max(mpmath.mpf(0), 1 - q1 - q2)
+            return [minus_minus, (1 - q1) - minus_minus, (1 - q2) - minus_minus, q1 + q2 - 1 + minus_minus]
+        N = 2**self.d
+        a, b = int(mpmath.floor(N * q1)), int(mpmath.floor(N * (1 - q2)))
+        f1, f2 = N * q1 - a, N * (1 - q2) - b
+        cells = [mpmath.mpf(0)] * 4
+        for lo, hi in _segments(N, {a, a + 1, b, b + 1}):
+            z = lo  # every z in [lo, hi) falls in the same class
+            count = mpmath.mpf(hi - lo) / N
+            up1 = mpmath.mpf(1) if z < a else mpmath.mpf(0) if z > a else f1
+            if z < b:
+                down2 = mpmath.mpf(1)
+            elif (z > b) if self.line14 == "fixed" else (z > a):
+                down2 = mpmath.mpf(0)
+            else:
+                down2 = f2
+            cells[0] += count * (1 - up1) * down2
+            cells[1] += count * (1 - up1) * (1 - down2)
+            cells[2] += count * up1 * down2
+            cells[3] += count * up1 * (1 - down2)
+        return cells
+
+    # ------------------------------------------------------------------ MSE (extract §5 items 6–7)
+    def pair_mse(self, x, y) -> mpmath.mpf:
+        """E(Q₁ + Q₂ − w − w')² = 4A²(q₁ + q₂ − 1 + 2P₋₋) − u², u = x + y [derived, §5 item 6]."""
+        joint = self.pair_joint(x, y)
+        A, u = self.amplitude, to_mpf(Fraction(x)) + to_mpf(Fraction(y))
+        return 4 * A**2 * (self.up_probability(x) + self.up_probability(y) - 1 + 2 * joint[0]) - u**2
+
+    def worst_pair_mse_ideal(self) -> mpmath.mpf:
+        """max over inputs of the ideal pair MSE 2A|u| − u²: r²α² if α ≤ 2, else 4r²(α−1)."""
+        r, alpha = to_mpf(self.r), self.alpha
+        return r**2 * alpha**2 if alpha <= 2 else 4 * r**2 * (alpha - 1)
+
+    def bounds(self, alphas: list[float], clients=50, gamma=Fraction(1, 5), params=10**6,
+               dp_delta=Fraction(1, 10**5), p_drop=Fraction(1, 2), delta_gap=Fraction(1, 10**5), **options) -> list[Bound]:
+        n = to_int(clients, "--n-clients")
+        if n < 2 or n % 2:
+            raise ParameterError("--n-clients", f"must be an even integer ≥ 2 (clients are paired), got {n}")
+        gamma = _in_unit(gamma, "--gamma", closed=True)
+        m = to_int(params, "--m")
+        if m < 1:
+            raise ParameterError("--m", f"must be an integer ≥ 1, got {m}")
+        delta = _in_unit(dp_delta, "--dp-delta")
+        p = _in_unit(p_drop, "--p-drop")
+        gap = to_fraction(delta_gap, "--delta-gap")
+        if not 0 < gap <= delta:
+            raise ParameterError("--delta-gap", f"must lie in (0, δ], got {float(gap):g}")
+        inf = math.inf
+        alpha, eps, r = self.alpha, self.epsilon, to_mpf(self.r)
+        out = [Bound("ε_p = ln((α+1)/(α−1)): PLDP of one uplink", inf, eps, "paper eq. (3), Algorithm 1", "worst", "=")
+               if self.view == "marginal" else
+               Bound("ε_p: PLDP covers one uplink only", inf, eps, "paper eq. (3)", "worst",
+                     note="the server sees the pair: support changes with one input, so D = ∞ (erratum 8)")]
+        if self.view == "marginal":
+            for a in alphas:
+                out.append(Bound("randomized-response Rényi curve", a, rr_renyi(eps, a), "derived (extract §5 item 4)",
+                                 "worst", "="))
+        A2 = (r * alpha) ** 2
+        worst_ldp = A2 / n
+        worst_pair = self.worst_pair_mse_ideal()
+        worst_corbin = worst_pair / (2 * n)
+        worst_aug = to_mpf(gamma) * A2 / n + (1 - to_mpf(gamma)) * worst_pair / (2 * n)
+        gap_tight = 2 * A2 / 2**self.d if self.d is not None else mpmath.mpf(0)
+        paper_thm2 = r**2 * (alpha**2 + 2 * alpha - 1) / (2 * n)
+        out += [
+            Bound("server MSE, LDP-FL, worst case r²α²/n", None, worst_ldp, "derived (extract §5 item 7)", None, ""),
+            Bound("server MSE, CorBin-FL (d = ∞), worst case", None, worst_corbin, "derived (extract §5 item 7)", None, ""),
+            Bound(f"server MSE, AugCorBin-FL (γ = {float(gamma):g}, d = ∞), worst case", None, worst_aug, "derived",
+                  None, ""),
+            Bound("server MSE, LDP-FL, uniform inputs", None, (A2 - r**2 / 3) / n, "derived", None, ""),
+            Bound("server MSE, CorBin-FL (d = ∞), uniform inputs", None, (4 * r * alpha * r - 2 * r**2) / 3 / (2 * n),
+                  "derived", None, ""),
+            Bound("Theorem 2: r²(α²+2α−1)/(2n), as printed", None, paper_thm2, "paper Theorem 2",
+                  Exact(worst_corbin, "worst server MSE of CorBin-FL, d = ∞")),
+            Bound("Theorem 2, proof's covariance factor corrected: r²(2α−1)/n", None, r**2 * (2 * alpha - 1) / n,
+                  "derived (erratum 5)", Exact(worst_corbin, "worst server MSE of CorBin-FL, d = ∞")),
+            Bound("Theorem 3 MSE, as printed", None, to_mpf(gamma) * A2 / n + (1 - to_mpf(gamma)) * paper_thm2,
+                  "paper Theorem 3", Exact(worst_aug, "worst server MSE of AugCorBin-FL, d = ∞")),
+        ]
+        if self.d is not None:
+            out += [
+                Bound("Theorem 1 gap r²α²/2^(d−6), as printed (per pair)", None, A2 / mpmath.mpf(2) ** (self.d - 6),
+                      "paper eq. (4)", None, "", note="the tight constant is r²α²/2^(d−1) (derived)"),
+                Bound("worst server MSE of CorBin-FL at this d ≤ ideal + r²α²/(2^(d−1)·2n)", None,
+                      worst_corbin + gap_tight / (2 * n), "derived (extract §5 item 6)", None, ""),
+            ]
+        out += self._theorem_3_and_4(n, gamma, m, delta, p, gap)
+        return out
+
+    def _theorem_3_and_4(self, n, gamma, m, delta, p, gap) -> list[Bound]:
+        """ε_u of eq. (5) with its n-condition, and Theorem 4's γ, γ′, θ, all as printed."""
+        alpha, r = self.alpha, to_mpf(self.r)
+        g, dl = to_mpf(gamma), to_mpf(delta)
+        count = n * g - 1
+        e_p = 1 + 1 / alpha**2
+        b_p = e_p / 3 + 1 / alpha
+        lhs = count * (mpmath.mpf(1) / 4 - 1 / (4 * alpha**2))
+        rhs = max(23 * mpmath.log(m / dl), 2 * r * alpha)
+        holds = lhs >= rhs
+        out = []
+        if count > 0:
+            log125, log10 = mpmath.log(mpmath.mpf(1.25) / dl), mpmath.log(10 / dl)
+            eps_u = r * alpha * (
+                mpmath.sqrt(8 * m * log125 / (count * e_p))
+                + 8 * (log125 + mpmath.log(20 * m / dl) * log10) / (3 * count)
+                + 4 * b_p * mpmath.sqrt(2 * m) * (mpmath.mpf(1.75) + mpmath.mpf(3.75) / alpha**2) * mpmath.sqrt(log10)
+                / (count * (1 - dl / 10) * e_p))
+            out.append(Bound(f"Theorem 3: ε_u, eq. (5) as printed (m={m}, δ={float(delta):g})", None, eps_u,
+                             "paper eq. (5)", None, "",
+                             note=("condition holds" if holds else
+                                   f"its condition fails ({mpmath.nstr(lhs, 4)} < {mpmath.nstr(rhs, 4)}): vacuous here")))
+        pq, gp = to_mpf(p) * (1 - to_mpf(p)), to_mpf(gap)
+        spread = mpmath.sqrt(pq * (1 - 2 * pq) / (4 * gp * n))
+        out += [
+            Bound("Theorem 4: γ, as printed", None, pq - spread, "paper Theorem 4", None, ""),
+            Bound("Theorem 4: γ′, as printed", None, pq + spread, "paper Theorem 4", None, ""),
+            Bound("Theorem 4: θ, as printed", None, pq - mpmath.sqrt(pq / (gp * n)), "paper Theorem 4", None, "",
+                  note="with P(F_i = 1) = 1 − p (erratum 7) θ = (1−p) − √(p(1−p)/((δ−δ₁)n))"),
+        ]
+        return out
+
+
+def rr_renyi(eps, alpha) -> mpmath.mpf:
+    """Rényi curve of binary randomized response with parameter ε (extract §5 item 4):
+    1/(λ−1) ln[(e^{λε} + e^{(1−λ)ε})/(1 + e^ε)]; KL = ε tanh(ε/2); D_∞ = ε."""
+    eps = mpmath.mpf(eps)
+    if alpha == math.inf:
+        return eps
+    if alpha == 1:
+        return eps * mpmath.tanh(eps / 2)
+    lam = mpmath.mpf(alpha)
+    return mpmath.log((mpmath.exp(lam * eps) + mpmath.exp((1 - lam) * eps)) / (1 + mpmath.exp(eps))) / (lam - 1)
+
+
+def _segments(N: int, cuts: set[int]):
+    """Split {0 … N−1} at the given points into half-open runs [lo, hi)."""
+    edges = sorted({0, N} | {c for c in cuts if 0 < c < N})
+    return list(zip(edges, edges[1:]))
+
+
+def _in_unit(value, option: str, closed: bool = False) -> Fraction:
+    number = to_fraction(value, option)
+    if closed and not 0 <= number <= 1 or not closed and not 0 < number < 1:
+        bracket = "[0, 1]" if closed else "(0, 1)"
+        raise ParameterError(option, f"must lie in {bracket}, got {float(number):g}")
+    return number
