@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from rdpcalc import __version__, api
-from rdpcalc.figures.rqm import RIGHT_ALPHAS, curves
+from rdpcalc.figures.rqm import FIG2, SWEEP_ALPHAS
 
 ORDERS_10 = [1, 1.5, 2, 5, 10, 50, 100, 1000, 1e4, math.inf]
 
@@ -40,9 +40,10 @@ def timed(function, repeats: int):
 
 def figure2_right(engine: str) -> list[float]:
     values = []
-    for _, mech in curves():
+    for curve in FIG2:
         for n in (1, 40):
-            values += [r["divergence"] for r in api.divergence(mech, n=n, alphas=RIGHT_ALPHAS, engine=engine, dps=30)]
+            values += [r["divergence"] for r in api.divergence(curve.mechanism, n=n, alphas=SWEEP_ALPHAS, engine=engine,
+                                                                dps=30)]
     return values
 
 
