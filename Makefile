@@ -31,6 +31,7 @@ test-all: $(STAMP)
 
 figures: $(STAMP)
 	$(PYTHON) -m rdpcalc figures all --out figures
+	$(PYTHON) -m rdpcalc claims --markdown figures/claims.md > /dev/null
 
 bench: $(STAMP)
 	$(PYTHON) bench/run.py

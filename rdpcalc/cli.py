@@ -348,6 +348,40 @@ cli.add_command(_group("pmf", "The single-client output pmf.", _pmf_command))
 cli.add_command(_group("bound", "The papers' bounds beside the exact values.", _bound_command))
 
 
+@cli.command("claims", epilog="""\b
+Examples:
+  rdpcalc claims
+  rdpcalc claims --paper qmgeo --json
+  rdpcalc claims --markdown figures/claims.md""")
+@click.option("--paper", type=click.Choice(["rqm", "qgauss", "qmgeo", "corbin"]), default=None,
+              help="Only this paper's claims.")
+@click.option("--json", "as_json", is_flag=True, help="Print only JSON (a list of records) to stdout.")
+@click.option("--csv", "csv_path", default=None, metavar="FILE", help="Also write the records as CSV to FILE.")
+@click.option("--markdown", "markdown_path", default=None, metavar="FILE", help="Also write a Markdown table to FILE.")
+def claims_command(paper, as_json, csv_path, markdown_path) -> None:
+    """Which of the papers' numerical claims hold: each recomputed, with our values and a verdict."""
+    from . import claims
+
+    _check_csv_path(csv_path)
+    _check_csv_path(markdown_path)
+    with _progress(not as_json, "claims") as progress:
+        records = claims.evaluate(paper, progress)
+    if markdown_path is not None:
+        write_atomic(markdown_path, claims.to_markdown(records))
+    _emit(records, as_json, csv_path, _render_claims)
+
+
+def _render_claims(records: list[dict]) -> None:
+    from rich.table import Table
+
+    table = Table(show_lines=True)
+    for column in ("paper", "where", "claim", "verdict", "ours"):
+        table.add_column(column)
+    for r in records:
+        table.add_row(r["paper"], r["place"], r["claim"], r["verdict"], r["ours"])
+    _console().print(table)
+
+
 def _register_figures() -> None:
     from .figures.command import figures_command
 

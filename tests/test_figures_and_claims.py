@@ -1,0 +1,101 @@
+"""Figure specs write what they plot (checked against the extracts' tables) and the claims
+checker reaches the known verdicts."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from rdpcalc import claims
+from rdpcalc.cli import main
+from rdpcalc.figures import generate, registry, select, write_index
+
+
+def read_csv(path):
+    lines = path.read_text().splitlines()
+    header = [line for line in lines if line.startswith("# ")]
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("# ")))
+    return header, rows
+
+
+FAST = ["rqm-fig1b", "rqm-fig2-right", "qgauss-dinf", "qmgeo-legend", "qmgeo-pmf", "qmgeo-blowup", "corbin-mse",
+        "corbin-ratio", "qgauss-fig3"]
+
+
+@pytest.mark.parametrize("figure_id", FAST)
+def test_figure_writes_png_and_csv_with_parameters(tmp_path, figure_id):
+    spec = registry()[figure_id]
+    comparison = generate(spec, tmp_path)
+    png, table = tmp_path / f"{figure_id}.png", tmp_path / f"{figure_id}.csv"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    header, rows = read_csv(table)
+    assert any(line.startswith("# parameters:") for line in header) and rows
+    assert comparison and "nan" not in comparison.lower()
+
+
+def test_figure_2_right_data_match_the_extract(tmp_path):
+    generate(registry()["rqm-fig2-right"], tmp_path)
+    _, rows = read_csv(tmp_path / "rqm-fig2-right.csv")
+    worst40 = {row["curve"]: row for row in rows if row["protocol"] == "worst" and row["n"] == "40" and row["alpha"] == "inf"}
+    assert float(worst40["RQM (Δ=c, q=0.42)"]["divergence"]) == pytest.approx(5.0071, abs=6e-5)
+    assert float(worst40["PBM (θ=0.25, 16 trials)"]["divergence"]) == pytest.approx(17.578, abs=6e-4)
+
+
+def test_quantized_gaussian_figure_3_values(tmp_path):
+    generate(registry()["qgauss-fig3"], tmp_path)
+    _, rows = read_csv(tmp_path / "qgauss-fig3.csv")
+    kl = {int(r["k"]): float(r["quantized_gaussian"]) for r in rows if r["alpha"] == "1.0"}
+    assert kl[2] == pytest.approx(0.228426468352, rel=1e-10)
+    assert kl[64] == pytest.approx(0.45836597278, rel=1e-10)
+    assert all(float(r["gaussian"]) == pytest.approx(0.5) for r in rows if r["alpha"] == "1.0")
+
+
+def test_qmgeo_legend_table(tmp_path):
+    generate(registry()["qmgeo-legend"], tmp_path)
+    _, rows = read_csv(tmp_path / "qmgeo-legend.csv")
+    values = {(r["R"], r["p"]): float(r["eq27_kappa2_d_abs25"]) for r in rows}
+    assert round(values[("8", "0.9")], 3) == 2.626 and round(values[("16", "0.9")], 3) == 4.492
+    assert all(r["mechanism_worst_d2"] == "inf" for r in rows)
+
+
+def test_index_lists_every_figure(tmp_path):
+    specs = select(["rqm-fig1b", "corbin-ratio"])
+    comparisons = {spec.id: generate(spec, tmp_path) for spec in specs}
+    text = write_index(tmp_path, specs, comparisons).read_text()
+    assert "![rqm-fig1b](rqm-fig1b.png)" in text and "corbin-ratio.csv" in text
+
+
+def test_figures_command_lists_and_refuses_unknown_ids(capsys):
+    assert main(["figures", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(spec_id in out for spec_id in registry())
+    assert main(["figures", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_claims_verdicts_for_the_known_cases():
+    verdicts = {(r["paper"], r["place"], r["claim"][:30]): r["verdict"] for r in claims.evaluate()}
+    lookup = {(p, place): v for (p, place, _), v in verdicts.items()}
+    assert lookup[("rqm", "Thm 5.2 proof, App. B.2")] == claims.FAILS  # the worst pair is not (c, −c)
+    assert lookup[("rqm", "Theorem 5.2, eq. (3)")] == claims.HOLDS
+    assert lookup[("rqm", "§6.2, Fig. 3 right")] == claims.PAPER_ONLY
+    assert lookup[("rqm", "App. D.2, Fig. 6")] == claims.FAILS
+    assert lookup[("qgauss", "Fig. 3")] == claims.HOLDS
+    assert lookup[("qgauss", "Lemma 3")] == claims.HOLDS
+    assert lookup[("qmgeo", "§IV-B1, eq. (21)")] == claims.FAILS
+    assert lookup[("qmgeo", "Fig. 6 legend")] == claims.HOLDS
+    assert lookup[("corbin", "Algorithm 2, line 14")] == claims.FAILS
+    assert lookup[("corbin", "Theorem 3")] == claims.FAILS
+    legends = [r for r in claims.evaluate("qmgeo") if r["place"] == "Fig. 5 legend"]
+    assert [r["verdict"] for r in legends] == [claims.HOLDS, claims.FAILS]  # 2.626 reproduces, 0.784 does not
+
+
+def test_claims_command_json_and_markdown(capsys, tmp_path):
+    target = tmp_path / "claims.md"
+    assert main(["claims", "--paper", "corbin", "--json", "--markdown", str(target)]) == 0
+    import json
+
+    records = json.loads(capsys.readouterr().out)
+    assert {r["paper"] for r in records} == {"corbin"} and all(r["verdict"] for r in records)
+    assert target.read_text().startswith("# Claims") and "| corbin |" in target.read_text()
