@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from .errors import ParameterError
 from .exactnum import to_fraction
@@ -227,3 +228,172 @@ def _order_texts(alphas) -> list[str]:
 def _digits(value, dps: int) -> str:
     """All ``dps`` significant digits of an mpf, or "inf"."""
     return "inf" if value == mpmath.inf else mpmath.nstr(value, dps)
+
+
+# ----------------------------------------------------------------------------- accounting
+THREAT_TEXT = {
+    "local": "local: the server sees each sampled client's message (one-client curve)",
+    "secagg": "SecAgg: the server sees only the sum of the n sampled clients",
+}
+
+
+def per_round_curve(mechanism: Mechanism, n: int, threat: str, sampling: str, amplified: bool,
+                    engine: str = "fast", dps: int = 50):
+    """The per-coordinate Rényi curve of one round and the number of clients it was computed
+    for. With SecAgg and sampling without replacement the sum has exactly n clients; with
+    Poisson sampling its size is random, so the one-client curve (the largest, the worst case
+    being non-increasing in n) is used; the local threat model always uses one client."""
+    from .accounting import INTEGER_ORDERS, ORDERS, THREATS, RdpCurve
+
+    if threat not in THREATS:
+        raise ParameterError("--threat", f"must be one of {', '.join(THREATS)}, got {threat!r}")
+    clients_in_sum = n if threat == "secagg" and sampling == "without-replacement" else 1
+    orders = [*(INTEGER_ORDERS if amplified else ORDERS), math.inf]
+    records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
+    return RdpCurve(np.array(orders, dtype=float), np.array([r["divergence"] for r in records])), clients_in_sum
+
+
+def account(
+    mechanism,
+    n: int = 1,
+    clients: int | None = None,
+    rounds: int = 1,
+    dim: int = 1,
+    delta_target: float = 1e-5,
+    sampling: str = "without-replacement",
+    threat: str = "secagg",
+    epsilon_target: float | None = None,
+    engine: str = "fast",
+    dps: int = 50,
+    curve=None,
+) -> dict:
+    """(ε, δ) of a whole run: d coordinates per round (composed before amplification, since
+    they share the sampled clients), n of ``clients`` sampled per round, ``rounds`` rounds.
+    The mechanism's parameters are nested under ``parameters`` (RQM's Δ is ``parameters.delta``;
+    ``delta`` is the δ of (ε, δ)).
+
+    ``mechanism`` is a :class:`Mechanism` (its exact per-round curve is computed) or, with
+    ``curve`` given, a name for a precomputed per-round curve (the reference mechanisms).
+    Returns one record with ``epsilon``, ``delta``, ``order`` (the attaining α), the inputs,
+    and ``curve``: the per-round and whole-run curves.
+    """
+    from . import accounting as acc
+
+    delta_target = acc.check_delta(delta_target)
+    clients = n if clients is None else clients
+    for value, option, low in ((n, "--n", 1), (clients, "--clients", 1), (rounds, "--rounds", 1), (dim, "--dim", 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ParameterError(option, f"must be an integer ≥ {low}, got {value!r}")
+    if n > clients:
+        raise ParameterError("--n", f"must be at most --clients = {clients} (n of N clients are sampled), got {n}")
+    if sampling not in acc.SAMPLING:
+        raise ParameterError("--sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
+    rate = n / clients
+    if curve is None:
+        coordinate, clients_in_sum = per_round_curve(mechanism, n, threat, sampling, rate < 1, engine, dps)
+        name, params = mechanism.name, mechanism.parameters()
+    else:
+        coordinate, clients_in_sum, (name, params) = curve, None, mechanism
+    round_curve = coordinate.scaled(dim)
+    if rate < 1:
+        round_curve = acc.amplify(round_curve, rate, sampling)
+    total = round_curve.scaled(rounds)
+    eps, order = acc.epsilon(total, delta_target)
+    record = {"mechanism": name, "parameters": params, "n": n, "clients": clients, "sample_rate": rate, "rounds": rounds,
+              "dim": dim, "threat": THREAT_TEXT.get(threat, threat), "sampling": sampling if rate < 1 else "none",
+              "clients_in_sum": clients_in_sum, "delta": delta_target, "epsilon": eps, "order": order}
+    if epsilon_target is not None:
+        record["epsilon_target"] = float(epsilon_target)
+        record["delta_at_epsilon_target"], record["delta_order"] = acc.delta_at(total, float(epsilon_target))
+    finite = [(float(a), float(r), float(t)) for a, r, t in zip(total.orders, round_curve.values, total.values)
+              if math.isfinite(a)]
+    record["curve"] = [{"alpha": a, "per_round": r, "total": t} for a, r, t in finite]
+    return record
+
+
+def account_reference(kind: str, sigma: float = 1.0, scale: float = 1.0, sensitivity: float = 1.0,
+                      sample_rate: float = 1.0, rounds: int = 1, delta_target: float = 1e-5,
+                      epsilon_target: float | None = None, sampling: str = "poisson") -> dict:
+    """Account the reference mechanisms: ``gaussian`` (σ, ℓ₂ sensitivity; Poisson sampling uses
+    the exact subsampled-Gaussian curve) or ``laplace`` (scale b, ℓ₁ sensitivity; sampling by
+    the general amplification bounds)."""
+    from . import accounting as acc
+
+    if not 0 < sample_rate <= 1:
+        raise ParameterError("--sample-rate", f"must lie in (0, 1], got {sample_rate!r}")
+    if sensitivity <= 0:
+        raise ParameterError("--sensitivity", f"must be > 0, got {sensitivity!r}")
+    if kind == "gaussian":
+        if sigma <= 0:
+            raise ParameterError("--sigma", f"must be > 0, got {sigma!r}")
+        params = {"sigma": sigma, "sensitivity": sensitivity}
+        if sample_rate < 1 and sampling == "poisson":
+            curve = acc.subsampled_gaussian_curve(sigma / sensitivity, sample_rate)
+        else:
+            curve = acc.gaussian_curve(sigma, sensitivity, acc.INTEGER_ORDERS if sample_rate < 1 else acc.ORDERS)
+            curve = acc.amplify(curve, sample_rate, sampling) if sample_rate < 1 else curve
+    elif kind == "laplace":
+        if scale <= 0:
+            raise ParameterError("--scale", f"must be > 0, got {scale!r}")
+        params = {"scale": scale, "sensitivity": sensitivity}
+        curve = acc.laplace_curve(scale, sensitivity, acc.INTEGER_ORDERS if sample_rate < 1 else acc.ORDERS)
+        curve = acc.amplify(curve, sample_rate, sampling) if sample_rate < 1 else curve
+    else:
+        raise ParameterError("MECHANISM", f"must be gaussian or laplace, got {kind!r}")
+    record = account((kind, params), n=1, clients=1, rounds=rounds, dim=1, delta_target=delta_target,
+                     epsilon_target=epsilon_target, curve=curve)
+    record["sample_rate"], record["sampling"] = sample_rate, sampling if sample_rate < 1 else "none"
+    record["threat"] = "central: the output is released (reference mechanism)"
+    return record
+
+
+#: what ``calibrate`` can solve for: mechanism → parameter → (low, high, log scale), the ends
+#: given as functions of the other parameters (scale parameters are multiples of c or C_q)
+SOLVABLE = {
+    "rqm": {"q": lambda p: (1e-6, 1 - 1e-6, False), "delta": lambda p: (1e-3 * float(p["c"]), 1e3 * float(p["c"]), True)},
+    "pbm": {"theta": lambda p: (1e-6, 0.5 - 1e-6, False)},
+    "qgauss": {"sigma": lambda p: (1e-3 * float(p["clip"]), 1e3 * float(p["clip"]), True)},
+    "qmgeo": {"p": lambda p: (1e-6, 1.0, False)},
+    "corbin": {"eps_p": lambda p: (1e-4, 50.0, True)},
+    "gaussian": {"sigma": lambda p: (1e-2, 1e4, True)},
+    "laplace": {"scale": lambda p: (1e-3, 1e5, True)},
+}
+
+
+def calibrate(name: str, params: dict, solve: str, target_epsilon: float, progress=None, **run) -> dict:
+    """The value of parameter ``solve`` at which the whole run's ε meets ``target_epsilon``
+    (at δ = run["delta_target"]), by bisection; ε must be monotone in that parameter (it is
+    checked at the ends). Returns the accounted record at the value found, on the safe side
+    (ε ≤ target), with ``solved`` and ``value``. ``run``: the arguments of :func:`account`
+    (or, for gaussian/laplace, of :func:`account_reference`)."""
+    from .accounting import bisect
+
+    if name not in SOLVABLE or solve not in SOLVABLE[name]:
+        choices = ", ".join(SOLVABLE.get(name, {})) or "nothing"
+        raise ParameterError("--solve", f"for {name} must be one of: {choices}; got {solve!r}")
+    if not (isinstance(target_epsilon, int | float) and target_epsilon > 0 and math.isfinite(target_epsilon)):
+        raise ParameterError("--target-eps", f"must be a finite number > 0, got {target_epsilon!r}")
+    low, high, log_scale = SOLVABLE[name][solve](params)
+
+    def run_at(value: float) -> dict:
+        if name in ("gaussian", "laplace"):
+            return account_reference(name, **{**params, solve: value}, **run)
+        return account(make_mechanism(name, **{**params, solve: value}), **run)
+
+    calls = [0]
+
+    def epsilon_at(value: float) -> float:
+        calls[0] += 1
+        if progress is not None:
+            progress(calls[0], 35)
+        return run_at(value)["epsilon"]
+
+    at_low, at_high = epsilon_at(low), epsilon_at(high)
+    if not (min(at_low, at_high) <= target_epsilon <= max(at_low, at_high)):
+        raise ParameterError("--target-eps", f"no {solve} in [{low:g}, {high:g}] meets ε = {target_epsilon:g}: ε runs "
+                                             f"from {at_low:.6g} to {at_high:.6g} over that range")
+    value = bisect(epsilon_at, low, high, target_epsilon, log_scale, iterations=32)
+    record = run_at(value)
+    record["solved"], record["value"], record["target_epsilon"] = solve, value, target_epsilon
+    record["monotone"] = "increasing" if at_high > at_low else "decreasing"
+    return record

@@ -348,6 +348,207 @@ cli.add_command(_group("pmf", "The single-client output pmf.", _pmf_command))
 cli.add_command(_group("bound", "The papers' bounds beside the exact values.", _bound_command))
 
 
+# ----------------------------------------------------------------------------- accounting
+RUN_OPTIONS = [
+    click.Option(["--n"], type=str, default="1", show_default=True, metavar="N", help="Clients sampled per round, ≥ 1."),
+    click.Option(["--clients"], type=str, default=None, metavar="N_TOTAL",
+                 help="Clients in all, ≥ n (default n: no sampling); the sampling rate is n/N_TOTAL."),
+    click.Option(["--rounds"], type=str, default="1", show_default=True, metavar="T", help="Training rounds, ≥ 1."),
+    click.Option(["--dim"], type=str, default="1", show_default=True, metavar="D",
+                 help="Coordinates quantized per round (each independently), ≥ 1."),
+    click.Option(["--delta-target"], type=str, default="1e-5", show_default=True, metavar="δ",
+                 help="The δ of (ε, δ)-DP, in (0, 1)."),
+    click.Option(["--epsilon-target"], type=str, default=None, metavar="ε", help="Also report δ at this ε."),
+    click.Option(["--sampling"], type=click.Choice(["without-replacement", "poisson"]), default="without-replacement",
+                 show_default=True, help="How the n clients of a round are drawn."),
+    click.Option(["--threat"], type=click.Choice(["secagg", "local"]), default="secagg", show_default=True,
+                 help="secagg: the server sees only the sum of the sampled clients; local: each message."),
+    *ENGINE_OPTIONS,
+    *OUTPUT_OPTIONS,
+]
+REFERENCE_PARAMS = {
+    "gaussian": [click.Option(["--sigma"], type=str, default=None, metavar="σ", help="Noise standard deviation σ > 0.")],
+    "laplace": [click.Option(["--scale"], type=str, default=None, metavar="b", help="Laplace scale b > 0.")],
+}
+REFERENCE_RUN = [
+    click.Option(["--sensitivity"], type=str, default="1", show_default=True, help="Sensitivity Δ > 0 (ℓ₂ / ℓ₁)."),
+    click.Option(["--sample-rate"], type=str, default="1", show_default=True, metavar="γ",
+                 help="Sampling rate in (0, 1] (Poisson by default)."),
+    click.Option(["--rounds"], type=str, default="1", show_default=True, metavar="T", help="Compositions, ≥ 1."),
+    click.Option(["--delta-target"], type=str, default="1e-5", show_default=True, metavar="δ", help="δ, in (0, 1)."),
+    click.Option(["--epsilon-target"], type=str, default=None, metavar="ε", help="Also report δ at this ε."),
+    click.Option(["--sampling"], type=click.Choice(["poisson", "without-replacement"]), default="poisson",
+                 show_default=True, help="Sampling scheme."),
+    *OUTPUT_OPTIONS,
+]
+EXAMPLES["account"] = """\b
+Examples:
+  rdpcalc account gaussian --sigma 1.1 --sample-rate 0.01 --rounds 1000 --delta-target 1e-5
+  rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --dim 100000
+  rdpcalc account corbin --eps-p 1 --n 50 --rounds 100 --threat local --json"""
+EXAMPLES["calibrate"] = """\b
+Examples:
+  rdpcalc calibrate rqm --c 1.5 --delta 1.5 --m 16 --target-eps 8 --delta-target 1e-5 --rounds 2000 --dim 1 \\
+      --n 40 --clients 3400 --solve q
+  rdpcalc calibrate gaussian --target-eps 1 --sample-rate 0.01 --rounds 1000 --solve sigma"""
+
+
+def _float_option(value, option: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ParameterError(option, f"must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise ParameterError(option, f"must be a finite number, got {value!r}")
+    return number
+
+
+def _run_arguments(kwargs: dict) -> dict:
+    n = _int_option(kwargs.pop("n"), "--n", 1, 10**6)
+    clients = _int_option(kwargs.pop("clients"), "--clients", 1, 10**12)
+    return {
+        "n": n, "clients": clients,
+        "rounds": _int_option(kwargs.pop("rounds"), "--rounds", 1, 10**9),
+        "dim": _int_option(kwargs.pop("dim"), "--dim", 1, 10**12),
+        "delta_target": _float_option(kwargs.pop("delta_target"), "--delta-target"),
+        "epsilon_target": _float_option(kwargs.pop("epsilon_target"), "--epsilon-target"),
+        "sampling": kwargs.pop("sampling"), "threat": kwargs.pop("threat"), "engine": kwargs.pop("engine"),
+        "dps": _int_option(kwargs.pop("dps"), "--dps", 15, 1000),
+    }
+
+
+def _reference_arguments(kwargs: dict) -> dict:
+    return {
+        "sensitivity": _float_option(kwargs.pop("sensitivity"), "--sensitivity"),
+        "sample_rate": _float_option(kwargs.pop("sample_rate"), "--sample-rate"),
+        "rounds": _int_option(kwargs.pop("rounds"), "--rounds", 1, 10**9),
+        "delta_target": _float_option(kwargs.pop("delta_target"), "--delta-target"),
+        "epsilon_target": _float_option(kwargs.pop("epsilon_target"), "--epsilon-target"),
+        "sampling": kwargs.pop("sampling"),
+    }
+
+
+def _render_account(records: list[dict]) -> None:
+    from rich.table import Table
+
+    r = records[0]
+    parameters = ", ".join(f"{k}={_number(v)}" for k, v in r["parameters"].items() if v is not None)
+    lines = [f"{r['mechanism']}: {parameters}", f"threat model: {r['threat']}",
+             f"{r['rounds']} rounds × {r['dim']} coordinates; sampling {r['sampling']} at rate {r['sample_rate']:.6g}"
+             + (f" ({r['n']} of {r['clients']} clients)" if r["mechanism"] not in ("gaussian", "laplace") else "")]
+    if r.get("solved"):
+        lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
+                     f"{r['target_epsilon']:g})")
+    lines.append(f"(ε, δ) = ({_number(r['epsilon'])}, {r['delta']:g}) at order α = {_number(r['order'])}")
+    if "delta_at_epsilon_target" in r:
+        lines.append(f"δ at ε = {r['epsilon_target']:g}: {r['delta_at_epsilon_target']:.6g}")
+    table = Table(title="Rényi curve", title_justify="left")
+    for column in ("α", "one round", "whole run"):
+        table.add_column(column, justify="right")
+    shown = [c for c in r["curve"] if c["alpha"] in (1.5, 2, 3, 4, 8, 16, 32, 64, 128, 256, 1024, 10_000)
+             or c["alpha"] == r["order"]]
+    for c in shown:
+        table.add_row(_alpha_text(c["alpha"]), _number(c["per_round"]), _number(c["total"]))
+    _print_block(lines, table)
+
+
+def _emit_account(record: dict, as_json: bool, csv_path: str | None) -> None:
+    flat = {k: v for k, v in record.items() if k not in ("curve", "parameters")}
+    flat.update({f"parameter_{k}": v for k, v in record["parameters"].items()})
+    rows = [{**flat, **point} for point in record["curve"]]
+    if csv_path is not None:
+        write_atomic(csv_path, to_csv(rows))
+    if as_json:
+        click.echo(to_json([record]))
+    else:
+        _render_account([record])
+
+
+def _account_command(cls) -> click.Command:
+    def run(**kwargs):
+        mechanism = _build_mechanism(cls, kwargs)
+        arguments = _run_arguments(kwargs)
+        _check_csv_path(kwargs["csv_path"])
+        record = api.account(mechanism, **arguments)
+        _emit_account(record, kwargs["as_json"], kwargs["csv_path"])
+
+    return click.Command(cls.name, callback=run, params=_mechanism_params(cls.PARAMS) + RUN_OPTIONS,
+                         epilog=EXAMPLES["account"],
+                         help=f"(ε, δ) of a training run with {cls.title}: coordinates, rounds, client sampling.")
+
+
+def _account_reference_command(kind: str) -> click.Command:
+    def run(**kwargs):
+        value = _float_option(kwargs.pop("sigma" if kind == "gaussian" else "scale"), "--sigma" if kind == "gaussian"
+                              else "--scale")
+        if value is None:
+            raise ParameterError("--sigma" if kind == "gaussian" else "--scale", "is required, > 0")
+        arguments = _reference_arguments(kwargs)
+        _check_csv_path(kwargs["csv_path"])
+        record = api.account_reference(kind, **{("sigma" if kind == "gaussian" else "scale"): value}, **arguments)
+        _emit_account(record, kwargs["as_json"], kwargs["csv_path"])
+
+    return click.Command(kind, callback=run, params=REFERENCE_PARAMS[kind] + REFERENCE_RUN, epilog=EXAMPLES["account"],
+                         help=f"(ε, δ) of the {kind} mechanism composed over rounds, with sampling.")
+
+
+def _calibrate_command(cls_or_kind) -> click.Command:
+    reference = isinstance(cls_or_kind, str)
+    name = cls_or_kind if reference else cls_or_kind.name
+
+    def run(**kwargs):
+        solve, target = kwargs.pop("solve"), _float_option(kwargs.pop("target_eps"), "--target-eps")
+        if target is None:
+            raise ParameterError("--target-eps", "is required: the ε to meet, > 0")
+        if reference:
+            params = {}
+            for key in ("sigma", "scale"):
+                if key in kwargs:
+                    kwargs.pop(key)
+            run_arguments = _reference_arguments(kwargs)
+            run_arguments.pop("epsilon_target")
+        else:
+            params = {spec.name: kwargs.pop(spec.name) for spec in cls_or_kind.PARAMS}
+            missing = [spec.option for spec in cls_or_kind.PARAMS
+                       if params[spec.name] is None and spec.default is None and spec.name != solve]
+            if missing:
+                raise ParameterError(missing[0], "is required (only the --solve parameter may be left out)")
+            params = {key: value for key, value in params.items() if key != solve and value is not None}
+            run_arguments = _run_arguments(kwargs)
+            run_arguments.pop("epsilon_target")
+        _check_csv_path(kwargs["csv_path"])
+        with _progress(not kwargs["as_json"], f"calibrating {solve}") as progress:
+            record = api.calibrate(name, params, solve, target, progress=progress, **run_arguments)
+        _emit_account(record, kwargs["as_json"], kwargs["csv_path"])
+
+    solve_option = click.Option(["--solve"], type=str, required=True, metavar="PARAM",
+                                help=f"The parameter to solve for: {', '.join(api.SOLVABLE[name])}.")
+    target = click.Option(["--target-eps"], type=str, default=None, metavar="ε", help="The ε to meet, > 0.")
+    if reference:
+        params = REFERENCE_PARAMS[name] + REFERENCE_RUN
+    else:
+        params = _mechanism_params(cls_or_kind.PARAMS) + RUN_OPTIONS
+    return click.Command(name, callback=run, params=[solve_option, target, *params], epilog=EXAMPLES["calibrate"],
+                         help=f"Solve for the parameter of {name} that meets a target ε over a whole run (bisection).")
+
+
+def _accounting_group(name: str, help_text: str, factory, reference_factory) -> click.Group:
+    group = click.Group(name, help=help_text, epilog=EXAMPLES[name])
+    for cls in MECHANISMS.values():
+        group.add_command(factory(cls))
+    for kind in ("gaussian", "laplace"):
+        group.add_command(reference_factory(kind))
+    return group
+
+
+cli.add_command(_accounting_group("account", "(ε, δ) of a whole training run.", _account_command,
+                                  _account_reference_command))
+cli.add_command(_accounting_group("calibrate", "Solve for a parameter that meets a target ε.", _calibrate_command,
+                                  _calibrate_command))
+
+
 @cli.command("claims", epilog="""\b
 Examples:
   rdpcalc claims

@@ -12,9 +12,18 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
+
 
 def plain(value):
-    """A JSON/CSV-safe value: ±inf as "inf"/"-inf", Fractions as floats, NaN refused."""
+    """A JSON/CSV-safe value: ±inf as "inf"/"-inf", Fractions as floats, NaN refused;
+    lists and dicts converted element by element."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    if isinstance(value, np.floating | np.integer):
+        value = value.item()
     if isinstance(value, Fraction):
         value = float(value)
     if isinstance(value, float):

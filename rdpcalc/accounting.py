@@ -1,0 +1,234 @@
+"""Accounting for a whole training run: coordinates, rounds, client sampling, (ε, δ).
+
+Everything works on Rényi curves: ε(α) on a grid of orders. A run is accounted as
+
+1. the per-coordinate curve of one round, from the exact divergences (the worst case over
+   neighbouring inputs; ``local``: one client's message, ``secagg``: the sum of the n sampled
+   clients);
+2. composed over the d coordinates, which all come from the same sampled clients (so
+   composition comes before amplification);
+3. amplified by client sampling at rate γ: Poisson sampling (Zhu & Wang 2019, Thm 6) or
+   sampling without replacement (Wang, Balle & Kasiviswanathan 2019, Thm 9), both valid for
+   any mechanism given its curve at integer orders; for the Gaussian, the exact Poisson-
+   subsampled bound (Mironov, Talwar & Zhang 2019);
+4. composed over T rounds (curves add);
+5. converted to (ε, δ) with Canonne, Kamath & Steinke (2020, Prop. 12), minimised over α.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln
+
+from .errors import ParameterError
+from .numerics.fast import logsumexp
+
+#: orders used for unamplified curves: fine near 1, up to 10⁴
+ORDERS = np.array(sorted({1 + x / 20 for x in range(1, 20)} | set(range(2, 65)) |
+                         {72, 80, 96, 128, 160, 192, 256, 384, 512, 1024, 2048, 4096, 10_000}), dtype=float)
+#: orders used for amplified curves (the bounds hold at integer orders)
+INTEGER_ORDERS = np.arange(2, 257, dtype=float)
+#: orders for the subsampled Gaussian: fine fractional steps below 11, then integers to 256
+GAUSSIAN_ORDERS = np.concatenate([1 + np.arange(1, 20) / 20, 2 + np.arange(0, 90) / 10, np.arange(11, 257)])
+SAMPLING = ("poisson", "without-replacement")
+THREATS = ("local", "secagg")
+
+
+@dataclass(frozen=True)
+class RdpCurve:
+    """ε(α) at each order (floats; +inf allowed)."""
+
+    orders: np.ndarray
+    values: np.ndarray
+
+    def scaled(self, factor: float) -> RdpCurve:
+        """Composition of ``factor`` ≥ 1 copies: the curve times ``factor``."""
+        return RdpCurve(self.orders, self.values * factor)
+
+    def at(self, alpha: float) -> float:
+        index = np.nonzero(self.orders == alpha)[0]
+        if len(index) == 0:
+            raise KeyError(alpha)
+        return float(self.values[index[0]])
+
+
+def gaussian_curve(sigma: float, sensitivity: float = 1.0, orders=ORDERS) -> RdpCurve:
+    """α Δ² / (2σ²) (Mironov 2017)."""
+    orders = np.asarray(orders, dtype=float)
+    return RdpCurve(orders, orders * sensitivity**2 / (2 * sigma**2))
+
+
+def laplace_curve(scale: float, sensitivity: float = 1.0, orders=ORDERS) -> RdpCurve:
+    """Laplace mechanism, scale b, sensitivity Δ, t = Δ/b (Mironov 2017, Prop. 6):
+    1/(α−1) log[α/(2α−1) e^{(α−1)t} + (α−1)/(2α−1) e^{−αt}]; KL = t + e^{−t} − 1."""
+    orders = np.asarray(orders, dtype=float)
+    t = sensitivity / scale
+    values = []
+    for a in orders:
+        if a == 1:
+            values.append(t + math.exp(-t) - 1)
+            continue
+        log_terms = [math.log(a / (2 * a - 1)) + (a - 1) * t, math.log((a - 1) / (2 * a - 1)) - a * t]
+        values.append(float(logsumexp(np.array(log_terms))) / (a - 1))
+    return RdpCurve(orders, np.array(values))
+
+
+def subsampled_gaussian_curve(sigma: float, rate: float, orders=None) -> RdpCurve:
+    """Poisson-subsampled Gaussian mechanism, sensitivity 1 (Mironov, Talwar & Zhang 2019):
+    ε(α) = log(A_α)/(α−1), A_α = E_{z∼N(0,σ²)}[((1−γ) + γ e^{(2z−1)/(2σ²)})^α].
+
+    Integer α: the binomial sum Σ_k C(α,k)(1−γ)^{α−k}γ^k e^{(k²−k)/(2σ²)}; fractional α:
+    the expectation by numerical integration. Default orders: :data:`GAUSSIAN_ORDERS`."""
+    if orders is None:
+        orders = GAUSSIAN_ORDERS
+    orders = np.asarray(orders, dtype=float)
+    values = []
+    for a in orders:
+        if a == int(a):
+            k = np.arange(int(a) + 1)
+            log_terms = (_log_binomial(int(a), k) + (a - k) * _log1m(rate) + k * _log(rate)
+                         + (k * k - k) / (2 * sigma**2))
+            values.append(float(logsumexp(log_terms)) / (a - 1))
+        else:
+            values.append(_log_sampled_gaussian_moment(sigma, rate, a) / (a - 1))
+    return RdpCurve(orders, np.array(values))
+
+
+def _log_sampled_gaussian_moment(sigma: float, rate: float, alpha: float) -> float:
+    """log A_α by quadrature of the expectation: log f(z) = log φ_σ(z) + α log((1−γ) + γ e^{(2z−1)/(2σ²)})
+    is integrated as exp(log f − max log f) over both of its bumps (scipy.integrate.quad)."""
+    from scipy import integrate, optimize
+
+    def log_f(z: float) -> float:
+        mixture = np.logaddexp(math.log1p(-rate), math.log(rate) + (2 * z - 1) / (2 * sigma**2))
+        return -z * z / (2 * sigma**2) - math.log(sigma * math.sqrt(2 * math.pi)) + alpha * mixture
+
+    # two bumps: the N(0, σ²) bulk near 0 and the shifted component's, near z = α
+    peak = optimize.minimize_scalar(lambda z: -log_f(z), bracket=(-1.0, alpha + 1)).x
+    top = max(log_f(peak), log_f(alpha))
+    lo, hi = min(peak, 0.0) - 14 * sigma, max(peak, alpha) + 14 * sigma
+    value, _ = integrate.quad(lambda z: math.exp(log_f(z) - top), lo, hi, points=sorted({peak, 0.5, alpha}),
+                              epsabs=0, epsrel=1e-13, limit=400)
+    return top + math.log(value)
+
+
+def amplify(curve: RdpCurve, rate: float, sampling: str, orders=INTEGER_ORDERS) -> RdpCurve:
+    """The curve of the mechanism run on a random subsample, at integer orders.
+
+    ``curve`` must contain every integer order 2 … max(orders) (and ∞ for without-replacement
+    sampling: its value at the largest order is used if ∞ is absent). Rate 1 is no sampling.
+    """
+    if rate == 1:
+        return RdpCurve(np.asarray(orders, dtype=float), np.array([curve.at(a) for a in orders]))
+    base = {int(a): float(v) for a, v in zip(curve.orders, curve.values) if math.isfinite(a) and a == int(a) and a >= 2}
+    needed = int(max(orders))
+    missing = [j for j in range(2, needed + 1) if j not in base]
+    if missing:
+        raise ValueError(f"amplification needs the curve at every integer order up to {needed}; missing {missing[:3]}")
+    eps_inf = float(curve.values[curve.orders == math.inf][0]) if math.inf in curve.orders else math.inf
+    values = []
+    for a in np.asarray(orders, dtype=int):
+        if sampling == "poisson":
+            values.append(_zhu_wang(base, a, rate))
+        elif sampling == "without-replacement":
+            values.append(_wang_balle_kasiviswanathan(base, a, rate, eps_inf))
+        else:
+            raise ParameterError("--sampling", f"must be one of {', '.join(SAMPLING)}, got {sampling!r}")
+    return RdpCurve(np.asarray(orders, dtype=float), np.array(values))
+
+
+def _zhu_wang(base: dict[int, float], a: int, rate: float) -> float:
+    """Zhu & Wang 2019, Thm 6 (Poisson subsampling), integer α ≥ 2:
+    1/(α−1) log[(1−γ)^{α−1}(αγ−γ+1) + C(α,2)γ²(1−γ)^{α−2} e^{ε(2)}
+                + 3 Σ_{j=3}^{α} C(α,j) γ^j (1−γ)^{α−j} e^{(j−1)ε(j)}]."""
+    terms = [(a - 1) * _log1m(rate) + math.log1p(a * rate - rate),
+             float(_log_binomial(a, 2)) + 2 * _log(rate) + (a - 2) * _log1m(rate) + base[2]]
+    for j in range(3, a + 1):
+        terms.append(math.log(3) + float(_log_binomial(a, j)) + j * _log(rate) + (a - j) * _log1m(rate)
+                     + (j - 1) * base[j])
+    return float(logsumexp(np.array(terms))) / (a - 1)
+
+
+def _wang_balle_kasiviswanathan(base: dict[int, float], a: int, rate: float, eps_inf: float) -> float:
+    """Wang, Balle & Kasiviswanathan 2019, Thm 9 (sampling without replacement, replace-one):
+    1/(α−1) log(1 + γ² C(α,2) min{4(e^{ε(2)}−1), e^{ε(2)} min{2, (e^{ε(∞)}−1)²}}
+                  + Σ_{j=3}^{α} γ^j C(α,j) e^{(j−1)ε(j)} min{2, (e^{ε(∞)}−1)^j})."""
+    log_inf_term = _log_expm1(eps_inf)  # log(e^{ε(∞)} − 1)
+    second = min(math.log(4) + _log_expm1(base[2]), base[2] + min(math.log(2), 2 * log_inf_term))
+    terms = [0.0, 2 * _log(rate) + float(_log_binomial(a, 2)) + second]
+    for j in range(3, a + 1):
+        terms.append(j * _log(rate) + float(_log_binomial(a, j)) + (j - 1) * base[j] + min(math.log(2), j * log_inf_term))
+    return float(logsumexp(np.array(terms))) / (a - 1)
+
+
+def epsilon(curve: RdpCurve, delta: float) -> tuple[float, float]:
+    """(ε, α*) for (ε, δ)-DP: min over α of ε(α) + log((α−1)/α) − (log δ + log α)/(α−1)
+    (Canonne, Kamath & Steinke 2020, Prop. 12); +inf if every order is infinite."""
+    best, order = math.inf, math.nan
+    for a, value in zip(curve.orders, curve.values):
+        if a <= 1 or not math.isfinite(a) or not math.isfinite(value):
+            continue
+        eps = value + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
+        if eps < best:
+            best, order = max(eps, 0.0), a
+    return best, order
+
+
+def delta_at(curve: RdpCurve, eps: float) -> tuple[float, float]:
+    """(δ, α*) at a given ε: min over α of exp((α−1)(ε(α) − ε)) (1 − 1/α)^α / (α − 1)
+    (the same conversion, solved for δ), capped at 1."""
+    best, order = math.inf, math.nan
+    for a, value in zip(curve.orders, curve.values):
+        if a <= 1 or not math.isfinite(a) or not math.isfinite(value):
+            continue
+        log_delta = (a - 1) * (value - eps) + a * math.log1p(-1 / a) - math.log(a - 1)
+        if log_delta < best:
+            best, order = log_delta, a
+    return (min(1.0, math.exp(best)) if math.isfinite(best) else 1.0), order
+
+
+def check_delta(delta: float, option: str = "--delta-target") -> float:
+    if not (isinstance(delta, int | float) and 0 < delta < 1):
+        raise ParameterError(option, f"must lie in the open interval (0, 1), got {delta!r}")
+    return float(delta)
+
+
+def bisect(function: Callable[[float], float], lo: float, hi: float, target: float, log_scale: bool,
+           iterations: int = 40) -> float:
+    """Solve function(x) = target on [lo, hi] for a monotone function by bisection, the target
+    lying between the values at the ends. Returns the end of the final bracket on the safe
+    side, where function(x) ≤ target."""
+    increasing = function(hi) > function(lo)
+    for _ in range(iterations):
+        mid = math.sqrt(lo * hi) if log_scale else (lo + hi) / 2
+        if (function(mid) <= target) == increasing:
+            lo = mid
+        else:
+            hi = mid
+    return lo if increasing else hi
+
+
+def _log_expm1(x: float) -> float:
+    """log(e^x − 1) without overflow (−inf at 0, +inf at +inf)."""
+    if x <= 0:
+        return -math.inf
+    if x > 30:
+        return x + math.log1p(-math.exp(-x))
+    return math.log(math.expm1(x))
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf
+
+
+def _log1m(x: float) -> float:
+    return math.log1p(-x) if x < 1 else -math.inf
+
+
+def _log_binomial(n: int, k) -> np.ndarray:
+    k = np.asarray(k, dtype=float)
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)

@@ -1,0 +1,154 @@
+"""Accounting a whole run: against dp-accounting, composition, monotonicity, calibration, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import mpmath
+import numpy as np
+import pytest
+from dp_accounting import rdp
+
+from rdpcalc import ParameterError, api
+from rdpcalc import accounting as acc
+from rdpcalc.cli import main
+
+
+def dp_accounting_epsilon(sigma: float, rate: float, rounds: int, delta: float) -> float:
+    accountant = rdp.RdpAccountant()
+    event = dp_accounting.GaussianDpEvent(sigma)
+    if rate < 1:
+        event = dp_accounting.PoissonSampledDpEvent(rate, event)
+    accountant.compose(dp_accounting.SelfComposedDpEvent(event, rounds))
+    return accountant.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("sigma, rate, rounds, delta", [(1.1, 0.01, 1000, 1e-5), (0.8, 0.05, 200, 1e-6),
+                                                        (2.0, 0.001, 10_000, 1e-5), (1.5, 1.0, 10, 1e-5),
+                                                        (4.0, 1.0, 1, 1e-3)])
+def test_gaussian_against_dp_accounting(sigma, rate, rounds, delta):
+    ours = api.account_reference("gaussian", sigma=sigma, sample_rate=rate, rounds=rounds, delta_target=delta)
+    assert ours["epsilon"] == pytest.approx(dp_accounting_epsilon(sigma, rate, rounds, delta), rel=0.01)
+
+
+def test_subsampled_gaussian_curve_two_ways_and_against_dp_accounting():
+    integer_orders, fractional_orders = [2.0, 5.0, 16.0, 40.0], [1.5, 2.5, 9.5]
+    accountant = rdp.RdpAccountant(integer_orders + fractional_orders)
+    accountant.compose(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)))
+    theirs = dict(zip(integer_orders + fractional_orders, accountant._rdp))
+    ours = dict(zip(integer_orders + fractional_orders,
+                    acc.subsampled_gaussian_curve(1.1, 0.01, integer_orders + fractional_orders).values))
+    for a in integer_orders:
+        assert ours[a] == pytest.approx(theirs[a], rel=1e-9)
+    for a in fractional_orders:  # an independent 40-digit quadrature of E_{N(0,σ²)}[((1−γ) + γ e^{(2z−1)/(2σ²)})^α]
+        with mpmath.workdps(40):
+            reference = float(mpmath.log(_mpmath_moment(1.1, "0.01", a)) / (a - 1))
+        assert ours[a] == pytest.approx(reference, rel=1e-10)
+        # dp-accounting bounds fractional orders by a conservative series (3% above the integral at α = 1.5)
+        assert ours[a] <= theirs[a] * (1 + 1e-9) and ours[a] == pytest.approx(theirs[a], rel=0.05)
+    for a in (2.0, 16.0, 40.0):  # integer orders: the binomial sum against the quadrature
+        assert acc._log_sampled_gaussian_moment(1.1, 0.01, a) / (a - 1) == pytest.approx(ours[a], rel=1e-8)
+
+
+def _mpmath_moment(sigma, rate, alpha):
+    """E_{z∼N(0,σ²)}[((1−γ) + γ e^{(2z−1)/(2σ²)})^α] by mpmath quadrature (an independent reference)."""
+    s, q, order = mpmath.mpf(sigma), mpmath.mpf(rate), mpmath.mpf(alpha)
+
+    def integrand(z):
+        return mpmath.npdf(z, 0, s) * ((1 - q) + q * mpmath.exp((2 * z - 1) / (2 * s**2))) ** order
+
+    return mpmath.quad(integrand, [-mpmath.inf, -5, 0, 0.5, 5, order, mpmath.inf])
+
+
+def test_general_amplification_bounds_are_valid_for_the_gaussian():
+    """Zhu–Wang (Poisson) applied to the Gaussian's curve bounds the exact subsampled curve."""
+    base = acc.gaussian_curve(2.0, 1.0, acc.INTEGER_ORDERS)
+    bound = acc.amplify(base, 0.02, "poisson")
+    exact = acc.subsampled_gaussian_curve(2.0, 0.02, acc.INTEGER_ORDERS)
+    assert np.all(bound.values >= exact.values * (1 - 1e-9))
+    assert np.all(bound.values <= base.values * (1 + 1e-12))  # sampling never hurts
+    wor = acc.amplify(base, 0.02, "without-replacement")
+    assert np.all(wor.values <= 2 * base.values + 1e-12) and np.all(np.isfinite(wor.values))
+
+
+def test_laplace_curve_limits():
+    curve = acc.laplace_curve(2.0, 1.0, [1.0, 2.0, 10.0, 1000.0])
+    t = 0.5
+    assert curve.values[0] == pytest.approx(t + math.exp(-t) - 1, rel=1e-12)
+    assert curve.values[-1] < t and curve.values[-1] == pytest.approx(t, rel=2e-2)
+    assert np.all(np.diff(curve.values) > 0)
+
+
+def test_composition_is_additive_and_epsilon_monotone():
+    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=4)
+    one = api.account(mech, n=5, clients=50, rounds=10, dim=3)
+    two = api.account(mech, n=5, clients=50, rounds=20, dim=3)
+    for a, b in zip(one["curve"], two["curve"], strict=True):
+        assert b["total"] == pytest.approx(2 * a["total"], rel=1e-12)
+        assert a["total"] == pytest.approx(10 * a["per_round"], rel=1e-12)
+    eps = [api.account(mech, n=5, clients=50, rounds=t, dim=3)["epsilon"] for t in (1, 5, 25)]
+    assert eps == sorted(eps)
+    eps_dim = [api.account(mech, n=5, clients=50, rounds=5, dim=d)["epsilon"] for d in (1, 4, 16)]
+    assert eps_dim == sorted(eps_dim)
+    eps_delta = [api.account(mech, n=5, clients=50, rounds=5, delta_target=d)["epsilon"] for d in (1e-3, 1e-6, 1e-9)]
+    assert eps_delta == sorted(eps_delta)
+    # δ at a given ε is the inverse conversion
+    record = api.account(mech, n=5, clients=50, rounds=5, epsilon_target=one["epsilon"])
+    assert record["delta_at_epsilon_target"] <= 1e-5 * 1.0001
+
+
+def test_threat_models_and_sampling_schemes():
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    secagg = api.account(mech, n=10, clients=100, rounds=5)
+    local = api.account(mech, n=10, clients=100, rounds=5, threat="local")
+    poisson = api.account(mech, n=10, clients=100, rounds=5, sampling="poisson")
+    assert secagg["clients_in_sum"] == 10 and local["clients_in_sum"] == 1 and poisson["clients_in_sum"] == 1
+    assert secagg["epsilon"] < local["epsilon"]
+    no_sampling = api.account(mech, n=10, clients=10, rounds=5)
+    assert no_sampling["sampling"] == "none" and no_sampling["epsilon"] > secagg["epsilon"]
+
+
+def test_calibration_round_trips():
+    record = api.calibrate("gaussian", {}, "sigma", 2.0, sample_rate=0.01, rounds=500, delta_target=1e-5)
+    again = api.account_reference("gaussian", sigma=record["value"], sample_rate=0.01, rounds=500, delta_target=1e-5)
+    assert again["epsilon"] <= 2.0 and again["epsilon"] == pytest.approx(2.0, rel=1e-4)
+    pbm = api.calibrate("pbm", {"c": 1, "trials": 4}, "theta", 3.0, n=4, clients=40, rounds=20)
+    check = api.account(api.make_mechanism("pbm", c=1, trials=4, theta=pbm["value"]), n=4, clients=40, rounds=20)
+    assert check["epsilon"] <= 3.0 and check["epsilon"] == pytest.approx(3.0, rel=1e-4)
+    rqm = api.calibrate("rqm", {"c": 1, "delta": 1, "m": 4}, "q", 2.5, n=3, clients=30, rounds=10)
+    assert rqm["monotone"] == "increasing" and rqm["epsilon"] <= 2.5
+
+
+def test_calibration_reports_an_unreachable_target():
+    with pytest.raises(ParameterError, match="--target-eps"):
+        api.calibrate("qmgeo", {"R": 8, "w_max": 1}, "p", 5.0, n=1, clients=1, rounds=1)  # ε = ∞ for every p
+    with pytest.raises(ParameterError, match="--solve"):
+        api.calibrate("rqm", {"c": 1, "delta": 1, "m": 4}, "m", 1.0)
+
+
+@pytest.mark.parametrize("kwargs, option", [({"delta_target": 0}, "--delta-target"), ({"delta_target": 1.5}, "--delta-target"),
+                                            ({"rounds": 0}, "--rounds"), ({"n": 10, "clients": 5}, "--n"),
+                                            ({"sampling": "bernoulli", "n": 1, "clients": 2}, "--sampling")])
+def test_bad_run_arguments(kwargs, option):
+    with pytest.raises(ParameterError) as info:
+        api.account(api.make_mechanism("pbm", c=1, theta="0.25", trials=4), **kwargs)
+    assert info.value.option == option
+
+
+def test_account_cli(capsys):
+    code = main(["account", "gaussian", "--sigma", "1.1", "--sample-rate", "0.01", "--rounds", "1000",
+                 "--delta-target", "1e-5", "--json"])
+    import json
+
+    record = json.loads(capsys.readouterr().out)[0]
+    assert code == 0 and record["epsilon"] == pytest.approx(1.712, abs=1e-3)
+    assert {"epsilon", "delta", "order"} <= set(record)
+    code = main(["account", "gaussian", "--sigma", "1.1", "--sample-rate", "2"])
+    assert code == 2 and "--sample-rate" in capsys.readouterr().err
+    code = main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "5", "--clients", "3"])
+    assert code == 2 and "--n" in capsys.readouterr().err
+    code = main(["calibrate", "pbm", "--c", "1", "--trials", "4", "--solve", "theta", "--target-eps", "3", "--n", "4",
+                 "--clients", "40", "--rounds", "20", "--json"])
+    record = json.loads(capsys.readouterr().out)[0]
+    assert code == 0 and record["solved"] == "theta" and record["epsilon"] <= 3
