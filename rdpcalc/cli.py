@@ -342,10 +342,80 @@ def cli() -> None:
     """
 
 
-cli.add_command(_group("divergence", "Exact Rényi divergences between worst-case neighbouring inputs.",
-                       _divergence_command))
+_divergence_group = _group("divergence", "Exact Rényi divergences between worst-case neighbouring inputs.",
+                           _divergence_command)
+cli.add_command(_divergence_group)
 cli.add_command(_group("pmf", "The single-client output pmf.", _pmf_command))
 cli.add_command(_group("bound", "The papers' bounds beside the exact values.", _bound_command))
+
+
+# ----------------------------------------------------------------------------- layered quantizers
+
+
+@click.command("layered", epilog="""\b
+Examples:
+  rdpcalc divergence layered --noise gauss --sigma 2 --sensitivity 1 --alpha 2 --alpha inf
+  rdpcalc divergence layered --noise irwin-hall --n 10 --sigma 1 --alpha 2""")
+@click.option("--sigma", default="1", show_default=True, help="Standard deviation σ > 0 of the error.")
+@click.option("--sensitivity", default="1", show_default=True, help="Shift Δ > 0 between neighbouring inputs.")
+@click.option("--n", default="1", show_default=True, help="Irwin–Hall: number of clients n ≥ 1.")
+@click.option("--alpha", multiple=True, metavar="A", help="Rényi order ≥ 1 or 'inf'; repeatable.")
+@click.option("--alphas", multiple=True, metavar="START:STOP:COUNT[:log|lin]", help="A range of orders.")
+@click.option("--json", "as_json", is_flag=True, help="Print only JSON to stdout.")
+@click.option("--csv", "csv_path", default=None, metavar="FILE", help="Also write CSV to FILE.")
+@click.option("--noise", type=click.Choice(["gauss", "laplace", "irwin-hall"]), default="gauss", show_default=True,
+              help="The error distribution: gauss, laplace (layered quantizers) or irwin-hall.")
+def layered_divergence_command(sigma, sensitivity, n, alpha, alphas, as_json, csv_path, noise) -> None:
+    """Rényi divergences of the layered quantizers: the error is exactly the target noise."""
+    _check_csv_path(csv_path)
+    records = api.layered_divergence(noise, sigma, sensitivity, _int_option(n, "--n", 1, 10**6), [*alpha], [*alphas])
+    _emit(records, as_json, csv_path, _render_layered_divergence)
+
+
+def _render_layered_divergence(records: list[dict]) -> None:
+    from rich.table import Table
+
+    r = records[0]
+    table = Table()
+    table.add_column("α", justify="right")
+    table.add_column("D_α (nats)", justify="right")
+    for record in records:
+        table.add_row(_alpha_text(record["alpha"]), _number(record["divergence"]))
+    notes = [f"α = {_alpha_text(x['alpha'])}: +∞ because {x['reason']}" for x in records if "reason" in x][:1]
+    _print_block([f"layered quantizer, {r['noise']} error: σ={_number(r['sigma'])}, Δ={_number(r['sensitivity'])}"
+                  + (f", n={r['n']}" if r["noise"] == "irwin-hall" else ""), r["neighbours"]], table, notes)
+
+
+@click.command("layered", epilog="""\b
+Examples:
+  rdpcalc bits layered --noise gauss --sigma 1 --t 64
+  rdpcalc bits layered --noise gauss --sigma 1 --t 2048 --n 100
+  rdpcalc bits layered --noise laplace --sigma 3 --t 1024 --json""")
+@click.option("--noise", type=click.Choice(["gauss", "laplace"]), default="gauss", show_default=True,
+              help="Target error distribution.")
+@click.option("--sigma", default="1", show_default=True, help="Standard deviation σ > 0 of the error.")
+@click.option("--t", "t", default="64", show_default=True, help="Length t > 0 of the interval the inputs lie in.")
+@click.option("--n", default="1", show_default=True, help="Clients (n > 1 adds the aggregate mechanisms; gauss).")
+@click.option("--json", "as_json", is_flag=True, help="Print only JSON to stdout.")
+@click.option("--csv", "csv_path", default=None, metavar="FILE", help="Also write CSV to FILE.")
+def layered_bits_command(noise, sigma, t, n, as_json, csv_path) -> None:
+    """Bits per client of the layered quantizers: exact entropies, the paper's bounds, step sizes."""
+    _check_csv_path(csv_path)
+    records = api.layered_bits(noise, sigma, t, _int_option(n, "--n", 1, 10**5))
+    _emit(records, as_json, csv_path, _render_layered_bits)
+
+
+def _render_layered_bits(records: list[dict]) -> None:
+    from rich.table import Table
+
+    r = records[0]
+    table = Table()
+    for column in ("quantity", "value", "unit", "source"):
+        table.add_column(column, justify="right" if column == "value" else "left")
+    for record in records:
+        table.add_row(record["quantity"], f"{record['value']:.6g}", record["unit"], record["source"])
+    _print_block([f"layered quantizers, {r['noise']} error σ={_number(r['sigma'])}; inputs in an interval of length "
+                  f"t={_number(r['t'])}; n={r['n']}"], table)
 
 
 # ----------------------------------------------------------------------------- accounting
@@ -549,12 +619,18 @@ cli.add_command(_accounting_group("calibrate", "Solve for a parameter that meets
                                   _calibrate_command))
 
 
+_divergence_group.add_command(layered_divergence_command)
+_bits_group = click.Group("bits", help="Communication cost in bits.")
+_bits_group.add_command(layered_bits_command)
+cli.add_command(_bits_group)
+
+
 @cli.command("claims", epilog="""\b
 Examples:
   rdpcalc claims
   rdpcalc claims --paper qmgeo --json
   rdpcalc claims --markdown figures/claims.md""")
-@click.option("--paper", type=click.Choice(["rqm", "qgauss", "qmgeo", "corbin"]), default=None,
+@click.option("--paper", type=click.Choice(["rqm", "qgauss", "qmgeo", "corbin", "layered"]), default=None,
               help="Only this paper's claims.")
 @click.option("--json", "as_json", is_flag=True, help="Print only JSON (a list of records) to stdout.")
 @click.option("--csv", "csv_path", default=None, metavar="FILE", help="Also write the records as CSV to FILE.")

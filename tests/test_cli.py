@@ -186,3 +186,22 @@ def test_corbin_from_the_cli(capsys):
     assert code == 2 and "--eps-p" in err and err.count("\n") == 1
     code, out, _ = run(capsys, "bound", "corbin", "--eps-p", "1", "--r", "0.5", "--n-clients", "50", "--json")
     assert code == 0 and any(r["quantity"].startswith("Theorem 2") for r in json.loads(out))
+
+
+def test_layered_divergence_and_bits_from_the_cli(capsys):
+    code, out, _ = run(capsys, "divergence", "layered", "--noise", "gauss", "--sigma", "2", "--alpha", "2", "--json")
+    assert code == 0 and json.loads(out)[0]["divergence"] == pytest.approx(2 / (2 * 4), rel=1e-14)
+    code, out, _ = run(capsys, "divergence", "layered", "--noise", "irwin-hall", "--n", "10", "--alpha", "2", "--json")
+    record = json.loads(out)[0]
+    assert code == 0 and record["divergence"] == "inf" and "support" in record["reason"]
+    code, out, _ = run(capsys, "bits", "layered", "--noise", "gauss", "--sigma", "1", "--t", "64", "--json")
+    rows = {r["quantity"]: r["value"] for r in json.loads(out)}
+    assert code == 0
+    assert rows["minimal step of the shifted quantizer η_Z"] == pytest.approx(2.354820, abs=1e-6)
+    assert rows["H(M|S), direct layered, exact"] == pytest.approx(4.5096, abs=0.002)
+    assert rows["fixed length, shifted ⌈log₂(2 + t/η_Z)⌉"] == 5
+    code, out, _ = run(capsys, "bits", "layered", "--noise", "laplace", "--sigma", "1", "--t", "16", "--json")
+    rows = {r["quantity"]: r["value"] for r in json.loads(out)}
+    assert rows["minimal step of the shifted quantizer η_Z"] == pytest.approx(0.980258, abs=1e-6)
+    code, _, err = run(capsys, "bits", "layered", "--sigma", "0")
+    assert code == 2 and "--sigma" in err and err.count("\n") == 1
