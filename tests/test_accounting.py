@@ -61,6 +61,22 @@ def _mpmath_moment(sigma, rate, alpha):
     return mpmath.quad(integrand, [-mpmath.inf, -5, 0, 0.5, 5, order, mpmath.inf])
 
 
+@pytest.mark.parametrize("sigma, rate, alpha", [(0.1, 0.3, 1.5), (0.01, 0.01, 1.4), (0.3, 0.01, 5.2), (30.0, 0.2, 2.5)])
+def test_fractional_orders_at_extreme_noise(sigma, rate, alpha):
+    with mpmath.workdps(40):
+        s, q, a = mpmath.mpf(sigma), mpmath.mpf(rate), mpmath.mpf(alpha)
+
+        def log_f(z):
+            return -z**2 / (2 * s**2) + a * mpmath.log((1 - q) + q * mpmath.exp((2 * z - 1) / (2 * s**2)))
+
+        top = max(log_f(0), log_f(a))
+        points = [-mpmath.inf, *[mpmath.mpf(k) * s for k in range(-20, 21)], *[a + k * s for k in range(-20, 21)],
+                  mpmath.inf]
+        moment = mpmath.quad(lambda z: mpmath.exp(log_f(z) - top), sorted(set(points)))
+        reference = float((top + mpmath.log(moment / (s * mpmath.sqrt(2 * mpmath.pi)))) / (a - 1))
+    assert acc._log_sampled_gaussian_moment(sigma, rate, alpha) / (alpha - 1) == pytest.approx(reference, rel=1e-9)
+
+
 def test_general_amplification_bounds_are_valid_for_the_gaussian():
     """Zhu–Wang (Poisson) applied to the Gaussian's curve bounds the exact subsampled curve."""
     base = acc.gaussian_curve(2.0, 1.0, acc.INTEGER_ORDERS)
