@@ -183,10 +183,10 @@ def _wang_balle_kasiviswanathan(base: dict[int, float], a: int, rate: float, eps
     return float(logsumexp(np.array(terms))) / (a - 1)
 
 
-def epsilon(curve: RdpCurve, delta: float) -> tuple[float, float]:
+def epsilon(curve: RdpCurve, delta: float) -> tuple[float, float | None]:
     """(ε, α*) for (ε, δ)-DP: min over α of ε(α) + log((α−1)/α) − (log δ + log α)/(α−1)
-    (Canonne, Kamath & Steinke 2020, Prop. 12); +inf if every order is infinite."""
-    best, order = math.inf, math.nan
+    (Canonne, Kamath & Steinke 2020, Prop. 12); (+inf, None) if every order is infinite."""
+    best, order = math.inf, None
     for a, value in zip(curve.orders, curve.values):
         if a <= 1 or not math.isfinite(a) or not math.isfinite(value):
             continue
@@ -196,10 +196,10 @@ def epsilon(curve: RdpCurve, delta: float) -> tuple[float, float]:
     return best, order
 
 
-def delta_at(curve: RdpCurve, eps: float) -> tuple[float, float]:
+def delta_at(curve: RdpCurve, eps: float) -> tuple[float, float | None]:
     """(δ, α*) at a given ε: min over α of exp((α−1)(ε(α) − ε)) (1 − 1/α)^α / (α − 1)
-    (the same conversion, solved for δ), capped at 1."""
-    best, order = math.inf, math.nan
+    (the same conversion, solved for δ), capped at 1 (α* None when no order is finite)."""
+    best, order = math.inf, None
     for a, value in zip(curve.orders, curve.values):
         if a <= 1 or not math.isfinite(a) or not math.isfinite(value):
             continue

@@ -511,7 +511,8 @@ def _render_account(records: list[dict]) -> None:
     if r.get("solved"):
         lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
                      f"{r['target_epsilon']:g})")
-    lines.append(f"(ε, δ) = ({_number(r['epsilon'])}, {r['delta']:g}) at order α = {_number(r['order'])}")
+    attained = f"at order α = {_number(r['order'])}" if r["order"] is not None else "(the divergence is +∞ at every order)"
+    lines.append(f"(ε, δ) = ({_number(r['epsilon'])}, {r['delta']:g}) {attained}")
     if "delta_at_epsilon_target" in r:
         lines.append(f"δ at ε = {r['epsilon_target']:g}: {r['delta_at_epsilon_target']:.6g}")
     table = Table(title="Rényi curve", title_justify="left")

@@ -168,3 +168,12 @@ def test_account_cli(capsys):
                  "--clients", "40", "--rounds", "20", "--json"])
     record = json.loads(capsys.readouterr().out)[0]
     assert code == 0 and record["solved"] == "theta" and record["epsilon"] <= 3
+
+
+def test_infinite_divergence_gives_infinite_epsilon(capsys):
+    record = api.account(api.make_mechanism("qmgeo", R=8, p="0.9", w_max="0.05"), threat="local")
+    assert record["epsilon"] == math.inf and record["order"] is None
+    assert main(["account", "qmgeo", "--R", "8", "--p", "0.9", "--w-max", "0.05", "--threat", "local", "--json"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out)[0]["epsilon"] == "inf"
