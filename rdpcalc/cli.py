@@ -23,7 +23,7 @@ from .io import to_csv, to_json, write_atomic
 from .mechanisms import MECHANISMS
 from .neighbours import PROTOCOLS
 from .numerics import ENGINES
-from .orders import format_alpha
+from .orders import format_alpha, parse_alpha
 
 EXAMPLES = {
     "divergence": """\b
@@ -418,6 +418,175 @@ def _render_layered_bits(records: list[dict]) -> None:
                   f"t={_number(r['t'])}; n={r['n']}"], table)
 
 
+# ----------------------------------------------------------------------------- Monte Carlo
+EXAMPLES["mc"] = """\b
+Examples:
+  rdpcalc mc rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --x 1.5 --samples 1000000 --seed 0
+  rdpcalc mc pbm --c 1 --theta 0.25 --trials 16 --x 0.3 --n 10 --json
+  rdpcalc mc rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --x 1.5 --x-prime -1.5 --alpha 2"""
+
+
+def _mc_command(cls) -> click.Command:
+    def run(**kwargs):
+        from .backend import montecarlo
+
+        mechanism = _build_mechanism(cls, kwargs)
+        samples = _int_option(kwargs["samples"], "--samples", 1, 10**9)
+        seed = _int_option(kwargs["seed"], "--seed", 0, 2**63 - 1)
+        n = _int_option(kwargs["n"], "--n", 1, 10**4)
+        if kwargs["x"] is None:
+            raise ParameterError("--x", f"is required: the input, in [-{_number(float(mechanism.bound))}, "
+                                        f"{_number(float(mechanism.bound))}]")
+        _check_csv_path(kwargs["csv_path"])
+        records = [montecarlo.check(mechanism, kwargs["x"], samples, seed, n)]
+        if kwargs["x_prime"] is not None:
+            alpha = parse_alpha(kwargs["alpha"])
+            if alpha == math.inf or alpha == 1:
+                raise ParameterError("--alpha", "must be a finite order > 1 for the empirical divergence")
+            records.append(montecarlo.divergence_estimate(mechanism, kwargs["x"], kwargs["x_prime"], alpha, samples,
+                                                          seed + 1, _int_option(kwargs["bootstrap"], "--bootstrap", 10,
+                                                                                10**5)))
+        _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_mc(mechanism, r))
+
+    params = _mechanism_params(cls.PARAMS) + [
+        click.Option(["--x"], type=str, default=None, metavar="X", help="The input of every sampled client."),
+        click.Option(["--samples"], type=str, default="100000", show_default=True, help="Draws, ≥ 1."),
+        click.Option(["--seed"], type=str, default="0", show_default=True, help="Seed of the generator."),
+        click.Option(["--n"], type=str, default="1", show_default=True, help="Clients summed per draw (SecAgg), ≥ 1."),
+        click.Option(["--x-prime", "x_prime"], type=str, default=None, metavar="X'",
+                     help="Also estimate D_α(P_X ‖ P_X') from samples, with a bootstrap interval."),
+        click.Option(["--alpha"], type=str, default="2", show_default=True, help="Order of the estimated divergence."),
+        click.Option(["--bootstrap"], type=str, default="200", show_default=True, help="Bootstrap resamples."),
+        *OUTPUT_OPTIONS,
+    ]
+    return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["mc"],
+                         help=f"Monte Carlo check of {cls.title}: its sampler against its exact pmf.")
+
+
+def _render_mc(mechanism, records: list[dict]) -> None:
+    from rich.table import Table
+
+    r = records[0]
+    table = Table()
+    for column in ("samples", "seed", "χ² (dof)", "p-value", "total variation", f"TV bound ({r['tv_confidence']:.0%})"):
+        table.add_column(column, justify="right")
+    table.add_row(str(r["samples"]), str(r["seed"]), f"{r['chi2']:.2f} ({r['dof']})", f"{r['p_value']:.4f}",
+                  f"{r['tv']:.3g}", f"{r['tv_bound']:.3g}")
+    clients = "one client" if r["n"] == 1 else f"the sum of {r['n']} clients"
+    lines = [_title(mechanism), f"sampler vs exact pmf of {clients}, all at x = {_number(r['x'])}"]
+    notes = []
+    if len(records) > 1:
+        d = records[1]
+        notes.append(f"D_{_alpha_text(d['alpha'])}(P_{_number(d['x'])} ‖ P_{_number(d['x_prime'])}): empirical "
+                     f"{d['estimate']:.6g}, 95% bootstrap interval [{d['interval_low']:.6g}, {d['interval_high']:.6g}], "
+                     f"exact {d['exact']:.6g} ({'inside' if d['exact_inside'] else 'OUTSIDE'})")
+    _print_block(lines, table, notes)
+
+
+# ----------------------------------------------------------------------------- federated runs
+def _fl_parameter_options() -> list[click.Option]:
+    """Every mechanism parameter once (by option name), all optional: ``fl`` passes those of the
+    chosen mechanism."""
+    seen: dict[str, object] = {}
+    for cls in MECHANISMS.values():
+        for spec in cls.PARAMS:
+            seen.setdefault(spec.option, spec)
+    return [click.Option([option, f"p_{spec.name}"], type=str, default=None, metavar="VALUE",
+                         help=f"({', '.join(c.name for c in MECHANISMS.values() if any(s.option == option for s in c.PARAMS))}) "
+                              f"{spec.help}") for option, spec in seen.items()]
+
+
+@click.command("fl", epilog="""\b
+Examples:
+  rdpcalc fl --mechanism none --clip 0.05 --rounds 200 --clients 100 --per-round 10 --out runs/baseline
+  rdpcalc fl --mechanism rqm --c 0.05 --delta 0.05 --m 16 --q 0.42 --rounds 200 --clients 100 --per-round 10 \\
+      --seed 0 --out runs/rqm
+  rdpcalc fl --mechanism pbm --c 0.05 --theta 0.25 --trials 16 --split label --out runs/pbm""")
+@click.option("--mechanism", type=click.Choice(["none", "rqm", "pbm", "qgauss", "qmgeo", "ldp", "corbin"]), default="none",
+              show_default=True, help="none: clipped SGD; ldp: LDP-FL; corbin: CorBin-FL (pairs).")
+@click.option("--rounds", default="200", show_default=True, help="Rounds T ≥ 1.")
+@click.option("--clients", default="100", show_default=True, help="Clients N the data is split across.")
+@click.option("--per-round", default="10", show_default=True, help="Clients sampled per round, 1 … N.")
+@click.option("--lr", default="0.5", show_default=True, help="Server learning rate η > 0.")
+@click.option("--batch", default="32", show_default=True, help="Minibatch size per client.")
+@click.option("--hidden", default="32", show_default=True, help="Hidden units of the MLP.")
+@click.option("--split", type=click.Choice(["iid", "label"]), default="iid", show_default=True,
+              help="iid, or by label (about two classes per client).")
+@click.option("--images", default=None, metavar="FILE", help="MNIST/EMNIST images (IDX, .gz ok) instead of digits.")
+@click.option("--labels", default=None, metavar="FILE", help="The matching labels file (IDX).")
+@click.option("--seed", default="0", show_default=True, help="Seed of the split, sampling and mechanisms.")
+@click.option("--delta-target", default="1e-5", show_default=True, help="δ of the run's accounted (ε, δ).")
+@click.option("--out", "out_dir", default=None, metavar="DIR", help="Write fl.csv, fl.png and summary.json here.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the summary as JSON.")
+def fl_command(mechanism, rounds, clients, per_round, lr, batch, hidden, split, images, labels, seed, delta_target,
+               out_dir, as_json, **options) -> None:
+    """Federated training on scikit-learn's digits (or local IDX files) with a mechanism per
+    coordinate, SecAgg sum and unbiased decoding; loss/accuracy per round and the accounted (ε, δ)."""
+    from .backend import data as fl_data
+    from .backend import fl
+
+    name = fl.FL_MECHANISMS[mechanism][0]
+    specs = MECHANISMS[name].PARAMS if name else ()
+    params = {spec.name: options[f"p_{spec.name}"] for spec in specs if options.get(f"p_{spec.name}") is not None}
+    for spec in specs:
+        if spec.name not in params and spec.default is None:
+            raise ParameterError(spec.option, f"is required for --mechanism {mechanism}: {spec.help}")
+    clip = _float_option(options.get("p_clip") or "0.05", "--clip") if name is None else 0.05
+    if (images is None) != (labels is None):
+        raise ParameterError("--labels" if labels is None else "--images", "--images and --labels go together")
+    x, y = fl_data.idx_dataset(images, labels) if images else fl_data.digits()
+    seed_value = _int_option(seed, "--seed", 0, 2**63 - 1)
+    federated = fl_data.federate(x, y, _int_option(clients, "--clients", 1, 10**6), split, seed_value)
+    config = fl.RunConfig(mechanism=mechanism, params=params, clip=clip, rounds=_int_option(rounds, "--rounds", 1, 10**6),
+                          per_round=_int_option(per_round, "--per-round", 1, 10**6), lr=_float_option(lr, "--lr"),
+                          batch=_int_option(batch, "--batch", 1, 10**5), hidden=_int_option(hidden, "--hidden", 1, 10**5),
+                          seed=seed_value, delta_target=_float_option(delta_target, "--delta-target"))
+    if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise ParameterError("--out", f"must be a folder, got the file {out_dir!r}")
+    with _progress(not as_json, f"FL {mechanism}") as progress:
+        result = fl.run(config, federated, progress)
+    if out_dir is not None:
+        _write_fl(Path(out_dir), result)
+    summary = result["summary"]
+    if as_json:
+        click.echo(to_json([summary]))
+        return
+    eps = "+∞ (no privacy)" if summary["epsilon"] == math.inf else _number(summary["epsilon"])
+    lines = [f"FL with {mechanism}: {summary['rounds']} rounds, {summary['per_round']} of {summary['clients']} clients, "
+             f"model dimension {summary['dimension']}",
+             f"final test accuracy {summary['final_test_accuracy']:.4f}, loss {summary['final_test_loss']:.4f}",
+             f"accounted (ε, δ) = ({eps}, {summary['delta']:g}); {summary['privacy']}"]
+    if out_dir is not None:
+        lines.append(f"wrote {Path(out_dir) / 'fl.csv'}, fl.png and summary.json")
+    for line in lines:
+        click.echo(line)
+
+
+def _write_fl(folder: Path, result: dict) -> None:
+    from .figures.style import new_figure, save
+
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = result["summary"]
+    header = [f"{k}: {v}" for k, v in summary.items()]
+    write_atomic(folder / "fl.csv", to_csv(result["rounds"], header))
+    write_atomic(folder / "summary.json", to_json([summary]))
+    fig, (left, right) = new_figure(ncols=2, width=10.0)
+    rounds = [r["round"] for r in result["rounds"]]
+    left.plot(rounds, [r["test_loss"] for r in result["rounds"]])
+    right.plot(rounds, [r["test_accuracy"] for r in result["rounds"]])
+    left.set_ylabel("test loss")
+    right.set_ylabel("test accuracy")
+    for axis in (left, right):
+        axis.set_xlabel("round")
+        axis.set_title(f"{summary['mechanism']}: {summary['per_round']} of {summary['clients']} clients")
+    save(fig, folder / "fl.png")
+
+
+cli.add_command(fl_command)
+for _option in _fl_parameter_options():
+    fl_command.params.append(_option)
+
+
 # ----------------------------------------------------------------------------- accounting
 RUN_OPTIONS = [
     click.Option(["--n"], type=str, default="1", show_default=True, metavar="N", help="Clients sampled per round, ≥ 1."),
@@ -621,6 +790,7 @@ cli.add_command(_accounting_group("calibrate", "Solve for a parameter that meets
 
 
 _divergence_group.add_command(layered_divergence_command)
+cli.add_command(_group("mc", "Monte Carlo checks of the samplers against the exact pmfs.", _mc_command))
 _bits_group = click.Group("bits", help="Communication cost in bits.")
 _bits_group.add_command(layered_bits_command)
 cli.add_command(_bits_group)

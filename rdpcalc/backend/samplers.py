@@ -1,0 +1,125 @@
+"""Vectorised samplers: each runs a mechanism's randomized algorithm, as the paper states it, on
+an array of inputs (any shape) and returns the output indices (same shape).
+
+These are independent of the exact pmfs (which come from the papers' lemmas), so a sampler
+that disagrees with its pmf exposes a bug in one of them (:mod:`.montecarlo`). They are plain
+numpy, deterministic given the generator; the FL runs use them on (clients × coordinates)
+arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..mechanisms import PBM, RQM, CorBin, Mechanism, QMGeo, QuantizedGaussian
+
+#: samples drawn per chunk of the RQM sampler (bounds its (chunk × m) work array)
+_CHUNK = 1 << 16
+
+
+def sample(mechanism: Mechanism, x, rng: np.random.Generator) -> np.ndarray:
+    """Output indices of ``mechanism`` at the inputs ``x`` (an array; each entry independently)."""
+    x = np.asarray(x, dtype=float)
+    bound = float(mechanism.bound)
+    if np.any(np.abs(x) > bound * (1 + 1e-12)):
+        raise ParameterError("--x", f"inputs must lie in [-{bound:g}, {bound:g}]")
+    for cls, function in SAMPLERS.items():
+        if isinstance(mechanism, cls):
+            return function(mechanism, x, rng)
+    raise ParameterError("MECHANISM", f"no sampler for {mechanism.name}")
+
+
+def sample_rqm(mech: RQM, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Algorithm 2: keep the end levels and each interior level with probability q; the lower
+    neighbour is the largest kept index with B(k) ≤ x, the upper the smallest with B(k) ≥ x;
+    round up with probability (x − B(lo))/(B(hi) − B(lo)) (extract §3)."""
+    m, q = mech.m, float(mech.q)
+    x_max = float(mech.x_max)
+    position = (x.ravel() + x_max) * (m - 1) / (2 * x_max)  # x in units of the level spacing
+    out = np.empty(position.shape, dtype=np.int64)
+    index = np.arange(m)
+    for start in range(0, len(position), _CHUNK):
+        t = position[start : start + _CHUNK, None]
+        kept = np.ones((len(t), m), dtype=bool)
+        kept[:, 1 : m - 1] = rng.random((len(t), m - 2)) < q
+        lower = np.where(kept & (index <= t), index, -1).max(axis=1)
+        upper = np.where(kept & (index >= t), index, m).min(axis=1)
+        span = np.maximum(upper - lower, 1)
+        up = rng.random(len(t)) < (t[:, 0] - lower) / span
+        out[start : start + _CHUNK] = np.where(up & (upper > lower), upper, lower)
+    return out.reshape(x.shape)
+
+
+def sample_pbm(mech: PBM, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Binomial(trials, ½ + θx/c)."""
+    p = 0.5 + float(mech.theta) * x / float(mech.c)
+    return rng.binomial(mech.trials, p)
+
+
+def sample_qgauss(mech: QuantizedGaussian, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Eq. (10): clip(x + N(0, σ²), −C_q, C_q), then unbiased stochastic rounding to the k levels."""
+    clip, k = float(mech.clip), mech.k
+    y = np.clip(x + float(mech.sigma) * rng.standard_normal(x.shape), -clip, clip)
+    position = (y + clip) * (k - 1) / (2 * clip)
+    lower = np.minimum(np.floor(position), k - 2)
+    return (lower + (rng.random(x.shape) < position - lower)).astype(np.int64)
+
+
+def sample_qmgeo(mech: QMGeo, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Eq. (9) with the text's supports: a λ-coin picks the upward branch (orientation S) or the
+    downward one (L, literally), then a geometric step truncated to the levels, by inverse CDF."""
+    if mech.normalisers != "text" or mech.tie != "lower":
+        raise ParameterError("--normalisers", "the sampler runs the text's supports with the default tie rule")
+    R, p = mech.R, float(mech.p)
+    q = 1 - p
+    spacing = float(mech.spacing)
+    t = (x + float(mech.w_max)) / spacing
+    r = np.minimum(np.floor(t), R - 2)
+    lam = t - r
+    up_probability = lam if mech.orientation == "S" else 1 - lam
+
+    def truncated_geometric(length: np.ndarray) -> np.ndarray:  # support 1 … length
+        if q == 0:
+            return np.ones(x.shape)
+        u = rng.random(x.shape)
+        return np.ceil(np.log1p(-u * (1 - q**length)) / math.log(q))
+
+    up = rng.random(x.shape) < up_probability
+    upward = r + truncated_geometric(R - r - 1)
+    downward = r - (truncated_geometric(r + 1) - 1)
+    return np.where(up, upward, downward).astype(np.int64)
+
+
+def sample_corbin(mech: CorBin, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Marginal view: LDPQ (Algorithm 1), + with probability ½ + x/(2rα). Joint view: the pair
+    (client at x, partner at ``partner``) through Algorithm 2, index 2·s₁ + s₂."""
+    alpha = float(mech.alpha)
+    amplitude = float(mech.r) * alpha
+    if mech.view == "marginal":
+        return (rng.random(x.shape) < 0.5 + x / (2 * amplitude)).astype(np.int64)
+    first, second = sample_corbin_pairs(mech, x, np.full(x.shape, float(mech.partner)), rng)
+    return 2 * first + second
+
+
+def sample_corbin_pairs(mech: CorBin, x: np.ndarray, y: np.ndarray, rng: np.random.Generator):
+    """CorBinQ (Algorithm 2, line 14 as ``mech.line14``) on pairs of inputs (x, y) with fresh
+    shared bits z per pair: returns (s₁, s₂), 1 for c + rα. d = ∞ uses a shared uniform."""
+    amplitude = float(mech.r) * float(mech.alpha)
+    q1, q2 = 0.5 + x / (2 * amplitude), 0.5 + y / (2 * amplitude)
+    if mech.d is None:
+        v = rng.random(x.shape)
+        return (v < q1).astype(np.int64), (v >= 1 - q2).astype(np.int64)
+    N = 2**mech.d
+    z = rng.integers(0, N, size=x.shape)
+    a, b = np.floor(N * q1), np.floor(N * (1 - q2))
+    first = np.where(z < a, True, np.where(z > a, False, rng.random(x.shape) < N * q1 - a))
+    second_upper = z > b if mech.line14 == "fixed" else z > a
+    down2 = np.where(z < b, True, np.where(second_upper, False, rng.random(x.shape) < N * (1 - q2) - b))
+    return first.astype(np.int64), (~down2).astype(np.int64)
+
+
+SAMPLERS = {RQM: sample_rqm, PBM: sample_pbm, QuantizedGaussian: sample_qgauss, QMGeo: sample_qmgeo,
+            CorBin: sample_corbin}
