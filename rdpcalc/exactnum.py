@@ -18,8 +18,9 @@ from .errors import ParameterError
 
 Number = int | float | str | Fraction
 
-#: Decimal strings beyond 1e±4000 are refused (an exact Fraction of 1e1000000 would be huge).
-MAX_DECIMAL_EXPONENT = 4000
+#: Parameters are kept exact but must be representable as float64 numbers for the fast engine
+#: and the outputs: a non-zero magnitude must lie in [1e-300, 1e300].
+MAX_MAGNITUDE = Fraction(10) ** 300
 
 
 def to_fraction(value: Number, option: str) -> Fraction:
@@ -31,11 +32,14 @@ def to_fraction(value: Number, option: str) -> Fraction:
     if isinstance(value, bool):
         raise ParameterError(option, f"must be a finite number, got {value!r}")
     if isinstance(value, Rational):
-        return Fraction(value)
+        value = Fraction(value)
+        if value and not 1 / MAX_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE:
+            raise ParameterError(option, f"must be 0 or of magnitude within [1e-300, 1e300], got {fmt(value)}")
+        return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ParameterError(option, f"must be a finite number, got {value!r}")
-        return Fraction(value)
+        return to_fraction(Fraction(value), option)
     if isinstance(value, str):
         try:
             decimal = Decimal(value.strip())
@@ -43,10 +47,8 @@ def to_fraction(value: Number, option: str) -> Fraction:
             raise ParameterError(option, f"must be a finite number, got {value!r}") from None
         if not decimal.is_finite():
             raise ParameterError(option, f"must be a finite number, got {value!r}")
-        if decimal and abs(decimal.adjusted()) > MAX_DECIMAL_EXPONENT:
-            raise ParameterError(
-                option, f"must have magnitude within 1e±{MAX_DECIMAL_EXPONENT}, got {value!r}"
-            )
+        if decimal and abs(decimal.adjusted()) > 300:
+            raise ParameterError(option, f"must be 0 or of magnitude within [1e-300, 1e300], got {value!r}")
         return Fraction(decimal)
     raise ParameterError(option, f"must be a finite number, got {value!r}")
 
@@ -64,8 +66,12 @@ def to_int(value: int | str, option: str) -> int:
 
 
 def fmt(value: Fraction) -> str:
-    """A short decimal rendering of an exact value (for messages and tables)."""
-    return f"{float(value):.10g}"
+    """A short decimal rendering of an exact value (for messages and tables), also for values
+    beyond float's range."""
+    try:
+        return f"{float(value):.10g}"
+    except OverflowError:
+        return f"{Decimal(value.numerator) / Decimal(value.denominator):.10g}"
 
 
 def positive(value: Number, option: str) -> Fraction:

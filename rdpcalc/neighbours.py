@@ -32,6 +32,8 @@ from .exactnum import fmt
 from .mechanisms import Mechanism
 
 PROTOCOLS = ("worst", "paper")
+#: the largest n for the worst case over k (n configurations of n clients each)
+WORST_MAX_N = 2000
 #: the others' sums are built in chunks of at most this many numbers (ks × support)
 CHUNK_ELEMENTS = 4_000_000
 
@@ -101,6 +103,9 @@ def choose_neighbours(
             raise ParameterError(k_option, "cannot be combined with --neighbours paper (which draws k at random)")
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
             raise ParameterError(k_option, f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
+    if protocol == "worst" and k is None and n > WORST_MAX_N:
+        raise ParameterError("--n", f"the worst case over k computes n sums of n clients: n ≤ {WORST_MAX_N}; "
+                                    f"give {k_option} (or --neighbours paper) for one configuration up to 10⁶")
     if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
         raise ParameterError(inputs_text.split()[0] if inputs_text else "--grid",
                              "searches input pairs of one client: use it with --n 1 and without --x, --k or "

@@ -11,6 +11,8 @@ from .errors import ParameterError
 
 #: orders used when none are given
 DEFAULT_ALPHAS = (1.0, 2.0, 10.0, math.inf)
+#: the largest finite order accepted (beyond, the divergence is D_∞ to float precision)
+MAX_ORDER = 1e15
 #: the largest number of orders one range may produce
 MAX_COUNT = 100_000
 
@@ -27,8 +29,8 @@ def parse_alpha(text: str | float, option: str = "--alpha") -> float:
             raise ParameterError(option, f"must be a number ≥ 1 or 'inf', got {text!r}") from None
     else:
         value = float(text)
-    if value != value or value < 1:
-        raise ParameterError(option, f"must be a number ≥ 1 or 'inf', got {text!r}")
+    if value != value or value < 1 or MAX_ORDER < value < math.inf:
+        raise ParameterError(option, f"must be a number in [1, {MAX_ORDER:g}] or 'inf', got {text!r}")
     return value
 
 
@@ -44,7 +46,7 @@ def parse_alpha_range(text: str) -> list[float]:
         start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
     except ValueError:
         raise ParameterError("--alphas", usage) from None
-    if spacing not in ("log", "lin") or not (1 <= start < stop < math.inf) or not 2 <= count <= MAX_COUNT:
+    if spacing not in ("log", "lin") or not (1 <= start < stop <= MAX_ORDER) or not 2 <= count <= MAX_COUNT:
         raise ParameterError("--alphas", usage)
     if spacing == "log":
         values = np.geomspace(start, stop, count)

@@ -56,7 +56,7 @@ def qgauss_pmf_by_quadrature(x, sigma, k: int, clip, dps: int = 40) -> list:
     import mpmath
 
     with mpmath.workdps(dps):
-        x, sigma, clip = mpmath.mpf(x), mpmath.mpf(sigma), mpmath.mpf(clip)
+        x, sigma, clip = (mpmath.mpf(v.numerator) / v.denominator for v in (Fraction(x), Fraction(sigma), Fraction(clip)))
         levels = [-clip + 2 * clip * r / (k - 1) for r in range(k)]
         delta = levels[1] - levels[0]
 

@@ -23,6 +23,9 @@ import numpy as np
 from ..errors import ParameterError
 from ..exactnum import fmt, to_fraction
 
+#: the largest number of output values of one client (levels, trials + 1): the exact pmfs cost
+#: O(levels²) mpmath operations
+MAX_LEVELS = 4096
 #: Digits used to compute single-client pmfs before rounding their logs to float64.
 LOG_PMF_DPS = 40
 
@@ -153,16 +156,18 @@ class Mechanism(ABC):
 
 
 def log_pmf(mechanism: Mechanism, x: Fraction) -> np.ndarray:
-    """log pmf at ``x`` as float64 (−inf where the probability is 0), from the mpmath pmf.
-
-    Every entry is the correctly computed log of a probability, so tails far below
-    float64's range of probabilities keep full relative accuracy.
+    """log pmf at ``x`` as float64 (−inf where the probability is 0): the mechanism's own
+    log-domain float implementation where it has one (``log_pmf_float``, RQM), else the log of
+    the mpmath pmf rounded to float64. Either way every entry keeps full relative accuracy,
+    tails far below float64's range of probabilities included.
     """
     return _log_pmf_cached(mechanism, Fraction(x)).copy()
 
 
 @lru_cache(maxsize=4096)
 def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
+    if hasattr(mechanism, "log_pmf_float"):
+        return mechanism.log_pmf_float(x)
     with mpmath.workdps(LOG_PMF_DPS):
         values = mechanism.pmf(x)
         logs = [float(mpmath.log(p)) if p > 0 else -np.inf for p in values]

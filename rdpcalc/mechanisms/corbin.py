@@ -20,7 +20,7 @@ from fractions import Fraction
 import mpmath
 
 from ..errors import ParameterError
-from ..exactnum import positive, to_fraction, to_int, to_mpf
+from ..exactnum import fmt, positive, to_fraction, to_int, to_mpf
 from .base import Bound, Exact, Mechanism, ParamSpec
 
 VIEWS = ("marginal", "joint")
@@ -29,14 +29,19 @@ LINE14 = ("fixed", "printed")
 JOINT_MAX_D = 6
 
 
+def _mp(value) -> mpmath.mpf:
+    """An mpf from a number, a Fraction or an mpf."""
+    return to_mpf(value) if isinstance(value, Fraction) else mpmath.mpf(value)
+
+
 def alpha_of_eps(eps) -> mpmath.mpf:
     """α(ε_p) = (e^{ε_p} + 1)/(e^{ε_p} − 1) = coth(ε_p/2) (Algorithm 1, line 1)."""
-    return mpmath.coth(mpmath.mpf(eps) / 2)
+    return mpmath.coth(_mp(eps) / 2)
 
 
 def eps_of_alpha(alpha) -> mpmath.mpf:
     """ε_p = ln((α+1)/(α−1)), the inverse of :func:`alpha_of_eps` [derived]."""
-    alpha = mpmath.mpf(alpha)
+    alpha = _mp(alpha)
     return mpmath.log((alpha + 1) / (alpha - 1))
 
 
@@ -93,7 +98,7 @@ class CorBin(Mechanism):
         else:
             alpha = to_fraction(self.alpha_p, "--alpha-p")
             if alpha <= 1:
-                raise ParameterError("--alpha-p", f"must be > 1, got {float(alpha):g}")
+                raise ParameterError("--alpha-p", f"must be > 1, got {fmt(alpha)}")
             object.__setattr__(self, "alpha_p", alpha)
             object.__setattr__(self, "eps_p", None)
         object.__setattr__(self, "c", to_fraction(self.c, "--c"))
@@ -110,7 +115,7 @@ class CorBin(Mechanism):
                 raise ParameterError(option, f"must be one of {', '.join(choices)}, got {value!r}")
         partner = to_fraction(self.partner, "--partner")
         if abs(partner) > self.r:
-            raise ParameterError("--partner", f"must lie in [−r, r] = [−{float(self.r):g}, {float(self.r):g}]")
+            raise ParameterError("--partner", f"must lie in [−r, r] = [−{fmt(self.r)}, {fmt(self.r)}]")
         object.__setattr__(self, "partner", partner)
 
     def parameters(self) -> dict:
@@ -252,7 +257,7 @@ class CorBin(Mechanism):
         p = _in_unit(p_drop, "--p-drop")
         gap = to_fraction(delta_gap, "--delta-gap")
         if not 0 < gap <= delta:
-            raise ParameterError("--delta-gap", f"must lie in (0, δ], got {float(gap):g}")
+            raise ParameterError("--delta-gap", f"must lie in (0, δ], got {fmt(gap)}")
         inf = math.inf
         alpha, eps, r = self.alpha, self.epsilon, to_mpf(self.r)
         out = [Bound("ε_p = ln((α+1)/(α−1)): PLDP of one uplink", inf, eps, "paper eq. (3), Algorithm 1", "worst", "=")
@@ -331,7 +336,7 @@ class CorBin(Mechanism):
 def rr_renyi(eps, alpha) -> mpmath.mpf:
     """Rényi curve of binary randomized response with parameter ε (extract §5 item 4):
     1/(λ−1) ln[(e^{λε} + e^{(1−λ)ε})/(1 + e^ε)]; KL = ε tanh(ε/2); D_∞ = ε."""
-    eps = mpmath.mpf(eps)
+    eps = _mp(eps)
     if alpha == math.inf:
         return eps
     if alpha == 1:
@@ -350,5 +355,5 @@ def _in_unit(value, option: str, closed: bool = False) -> Fraction:
     number = to_fraction(value, option)
     if closed and not 0 <= number <= 1 or not closed and not 0 < number < 1:
         bracket = "[0, 1]" if closed else "(0, 1)"
-        raise ParameterError(option, f"must lie in {bracket}, got {float(number):g}")
+        raise ParameterError(option, f"must lie in {bracket}, got {fmt(number)}")
     return number

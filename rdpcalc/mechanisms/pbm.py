@@ -16,7 +16,7 @@ import mpmath
 
 from ..errors import ParameterError
 from ..exactnum import open_unit, positive, to_int, to_mpf
-from .base import Bound, Mechanism, ParamSpec
+from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class PBM(Mechanism):
         object.__setattr__(self, "c", positive(self.c, "--c"))
         object.__setattr__(self, "theta", open_unit(self.theta, "--theta", upper=Fraction(1, 2)))
         trials = to_int(self.trials, "--trials")
-        if trials < 1:
-            raise ParameterError("--trials", f"must be an integer ≥ 1, got {trials}")
+        if not 1 <= trials <= MAX_LEVELS:
+            raise ParameterError("--trials", f"must be an integer in [1, {MAX_LEVELS}], got {trials}")
         object.__setattr__(self, "trials", trials)
 
     @property

@@ -19,7 +19,7 @@ import mpmath
 
 from ..errors import ParameterError
 from ..exactnum import positive, to_int, to_mpf
-from .base import Bound, Mechanism, ParamSpec
+from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
 
 
 def integrated_cdf(t):
@@ -47,8 +47,8 @@ class QuantizedGaussian(Mechanism):
     def __post_init__(self):
         object.__setattr__(self, "sigma", positive(self.sigma, "--sigma"))
         k = to_int(self.k, "--k")
-        if k < 2:
-            raise ParameterError("--k", f"must be an integer ≥ 2, got {k}")
+        if not 2 <= k <= MAX_LEVELS:
+            raise ParameterError("--k", f"must be an integer in [2, {MAX_LEVELS}], got {k}")
         object.__setattr__(self, "k", k)
         object.__setattr__(self, "clip", positive(self.clip, "--clip"))
 

@@ -30,8 +30,8 @@ from math import floor
 import mpmath
 
 from ..errors import ParameterError
-from ..exactnum import positive, to_fraction, to_int, to_mpf
-from .base import Bound, Mechanism, ParamSpec
+from ..exactnum import fmt, positive, to_fraction, to_int, to_mpf
+from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
 
 ORIENTATIONS = ("S", "L")
 NORMALISERS = ("text", "printed")
@@ -74,12 +74,12 @@ class QMGeo(Mechanism):
 
     def __post_init__(self):
         R = to_int(self.R, "--R")
-        if R < 2:
-            raise ParameterError("--R", f"must be an integer ≥ 2, got {R}")
+        if not 2 <= R <= MAX_LEVELS:
+            raise ParameterError("--R", f"must be an integer in [2, {MAX_LEVELS}], got {R}")
         object.__setattr__(self, "R", R)
         p = to_fraction(self.p, "--p")
         if not 0 < p <= 1:
-            raise ParameterError("--p", f"must lie in (0, 1], got {float(p):g}")
+            raise ParameterError("--p", f"must lie in (0, 1], got {fmt(p)}")
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "w_max", positive(self.w_max, "--w-max"))
         for value, option, choices in ((self.orientation, "--orientation", ORIENTATIONS),
@@ -129,7 +129,7 @@ class QMGeo(Mechanism):
         so by quasi-convexity the worst pair of inputs kept ηΔ away from every level is among
         these points (0 < η < ½)."""
         if not 0 < eta < Fraction(1, 2):
-            raise ParameterError("--margin", f"must lie in (0, 1/2), got {float(eta):g}")
+            raise ParameterError("--margin", f"must lie in (0, 1/2), got {fmt(eta)}")
         step = eta * self.spacing
         points = []
         for r in range(self.R - 1):
@@ -228,7 +228,7 @@ class QMGeo(Mechanism):
             raise ParameterError("--d", f"must be an integer ≥ 1, got {d}")
         kappa = to_fraction(kappa, "--kappa")
         if not 0 < kappa <= 1:
-            raise ParameterError("--kappa", f"must lie in (0, 1], got {float(kappa):g}")
+            raise ParameterError("--kappa", f"must lie in (0, 1], got {fmt(kappa)}")
         inf = math.inf
         out = [
             Bound("ε_DP, eq. (21) as printed", inf, self.eps_dp_paper(), "paper eq. (21)",

@@ -15,11 +15,13 @@ from fractions import Fraction
 from math import floor
 
 import mpmath
+import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import open_unit, positive, to_int
 from ..exactnum import to_mpf as _mp
-from .base import Bound, Mechanism, ParamSpec
+from ..numerics.fast import logsumexp
+from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,8 @@ class RQM(Mechanism):
         object.__setattr__(self, "c", positive(self.c, "--c"))
         object.__setattr__(self, "delta", positive(self.delta, "--delta"))
         m = to_int(self.m, "--m")
-        if m < 2:
-            raise ParameterError("--m", f"must be an integer ≥ 2, got {m}")
+        if not 2 <= m <= MAX_LEVELS:
+            raise ParameterError("--m", f"must be an integer in [2, {MAX_LEVELS}], got {m}")
         object.__setattr__(self, "m", m)
         object.__setattr__(self, "q", open_unit(self.q, "--q", upper=1))
 
@@ -126,6 +128,26 @@ class RQM(Mechanism):
             else:
                 probs.append(w_hi[i] * mpmath.fsum(b / (i - k) for k, b in below))
         return probs
+
+    def log_pmf_float(self, x: Fraction) -> np.ndarray:
+        """The same unified form in float64 and the log domain, for the fast engine: O(m²)
+        numpy instead of mpmath (m up to 4096). Every term is positive, so log-sum-exp keeps
+        ~1e-15 relative accuracy in every entry, tails included."""
+        x = self.check_input(x)
+        m = self.m
+        t = self.grid_position(x)
+        j = min(floor(t), m - 2)
+        f, u = float(t - j), float(1 - (t - j))
+        log_q, log_keep_out = math.log(self.q), math.log(1 - self.q)  # 1 − q exactly (q may be 1 − 1e-12)
+        k = np.arange(m)
+        log_lo = np.where(k == 0, j * log_keep_out, log_q + (j - k) * log_keep_out)[: j + 1]
+        log_hi = np.where(k == m - 1, (m - j - 2) * log_keep_out, log_q + (k - j - 1) * log_keep_out)[j + 1 :]
+        above, below = k[j + 1 :], k[: j + 1]
+        with np.errstate(divide="ignore"):
+            # i ≤ j: Σ_{k>j} w_hi(k) ((k−j−1) + u)/(k − i);  i ≥ j+1: Σ_{k≤j} w_lo(k) ((j−k) + f)/(i − k)
+            lower_terms = (log_hi + np.log((above - j - 1) + u))[None, :] - np.log(above[None, :] - below[:, None])
+            upper_terms = (log_lo + np.log((j - below) + f))[None, :] - np.log(above[:, None] - below[None, :])
+        return np.concatenate([log_lo + logsumexp(lower_terms, axis=1), log_hi + logsumexp(upper_terms, axis=1)])
 
     # ----------------------------------------------------------------- Theorem 5.2
     def bounds(self, alphas: list[float], **options) -> list[Bound]:

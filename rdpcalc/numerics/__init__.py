@@ -46,7 +46,11 @@ class FastEngine:
     dps = None
 
     def client(self, mechanism: Mechanism, x: Fraction) -> np.ndarray:
-        return log_pmf(mechanism, x)
+        logs = log_pmf(mechanism, x)
+        total = float(fast.logsumexp(logs))
+        if np.any(np.isnan(logs)) or np.any(logs > 1e-12) or abs(total) > 1e-9:
+            raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} has log-mass {total!r}")
+        return logs
 
     def rests(self, mechanism: Mechanism, n_rest: int, ks: Sequence[int]) -> np.ndarray:
         plus = log_pmf(mechanism, mechanism.bound)
@@ -92,7 +96,11 @@ class ExactEngine:
 
     def _pmf(self, mechanism: Mechanism, x: Fraction) -> list:
         with mpmath.workdps(self.dps + 5):
-            return exact.from_mpmath(mechanism.pmf(x))
+            probabilities = mechanism.pmf(x)
+            total = mpmath.fsum(probabilities)
+            if any(p < 0 or mpmath.isnan(p) for p in probabilities) or abs(total - 1) > mpmath.mpf(10) ** (-self.dps):
+                raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
+            return exact.from_mpmath(probabilities)
 
     def client(self, mechanism: Mechanism, x: Fraction) -> list:
         return self._pmf(mechanism, x)

@@ -145,3 +145,4 @@ def _tilted_window(components, grid: _TiltGrid, theta: float):
 
 def _support_size(components) -> int:
     return sum(n * (len(l) - 1) for l, n in components) + 1
+

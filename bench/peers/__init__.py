@@ -1,0 +1,1 @@
+"""Naive peers, written the way a paper's one-off script would be."""

@@ -1,0 +1,167 @@
+"""Reliability: hostile command lines (fuzzed), extreme parameters, self-checks, output integrity."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from fractions import Fraction as F
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rdpcalc import api
+from rdpcalc.cli import main
+from rdpcalc.mechanisms import MECHANISMS, RQM
+from rdpcalc.numerics import make_engine
+
+HOSTILE = ["", "-1", "0", "-0", "nan", "NaN", "inf", "-inf", "∞", "1e400", "1e-400", "abc", "1/3", "0x1F", " 7 ",
+           "1e9", "2", "3", "0.5", "1.5", "16", "0.999999999999", "1e-12", "--", "2001"]
+VALID = {
+    "rqm": {"--c": "1.5", "--delta": "1.5", "--m": "8", "--q": "0.42"},
+    "pbm": {"--c": "1.5", "--theta": "0.25", "--trials": "8"},
+    "qgauss": {"--sigma": "1", "--k": "4", "--clip": "1"},
+    "qmgeo": {"--R": "6", "--p": "0.5", "--w-max": "1"},
+    "corbin": {"--eps-p": "1", "--d": "2"},
+}
+COMMAND_OPTIONS = {
+    "divergence": ["--n", "--alpha", "--alphas", "--engine", "--dps", "--neighbours", "--x", "--x-prime", "--seed",
+                   "--grid", "--margin", "--k-others"],
+    "pmf": ["--x", "--dps"],
+    "bound": ["--alpha", "--engine"],
+    "mc": ["--x", "--seed", "--n", "--x-prime"],
+    "account": ["--n", "--clients", "--rounds", "--dim", "--delta-target", "--threat", "--sampling"],
+}
+SMALL = {"--samples": "200", "--bootstrap": "10"}
+
+
+@st.composite
+def command_lines(draw):
+    command = draw(st.sampled_from(sorted(COMMAND_OPTIONS)))
+    mechanism = draw(st.sampled_from([*MECHANISMS, "nope"]))
+    argv = [command, mechanism]
+    for option, value in VALID.get(mechanism, {}).items():
+        choice = draw(st.integers(0, 9))
+        if choice == 0:
+            continue  # missing
+        argv += [option, draw(st.sampled_from(HOSTILE)) if choice == 1 else value]
+    for option in draw(st.lists(st.sampled_from(COMMAND_OPTIONS[command]), max_size=3, unique=True)):
+        argv += [option, draw(st.sampled_from(HOSTILE + ["worst", "paper", "exact", "fast", "local", "poisson"]))]
+    if command == "mc":
+        argv += [item for pair in SMALL.items() for item in pair]
+    return argv
+
+
+@settings(max_examples=int(os.environ.get("RDPCALC_FUZZ", "1000")), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(argv=command_lines(), with_csv=st.booleans(), as_json=st.booleans())
+def test_fuzzed_command_lines_exit_0_or_2_with_one_line(argv, with_csv, as_json, tmp_path_factory, capsys):
+    folder = tmp_path_factory.mktemp("fuzz")
+    target = folder / "out.csv"
+    argv = [*argv, *(["--csv", str(target)] if with_csv else []), *(["--json"] if as_json else [])]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 2), (argv, err)
+    assert "Traceback" not in err and "internal error" not in err
+    if code == 2:
+        assert err.count("\n") == 1 and err.startswith("rdpcalc: error:"), (argv, err)
+        assert not target.exists() and [p.name for p in folder.iterdir()] == []
+    elif as_json:
+        records = json.loads(out)
+        assert isinstance(records, list) and records
+        assert "NaN" not in out
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(2, 200), ratio=st.fractions(F(1, 50), F(20)).filter(lambda v: v > 0),
+       q=st.fractions(F(1, 1000), F(999, 1000)), t=st.fractions(-1, 1))
+def test_float_rqm_pmf_agrees_with_mpmath(m, ratio, q, t):
+    mech = RQM(1, ratio, m, q)
+    fast = mech.log_pmf_float(t)
+    with mpmath.workdps(40):
+        reference = np.array([float(mpmath.log(p)) for p in mech.pmf(t)])
+    assert np.max(np.abs(fast - reference)) < 1e-12
+
+
+EXTREMES = [
+    ("rqm", {"c": 1, "delta": 1, "m": 1024, "q": "0.42"}, 1, "paper"),
+    ("rqm", {"c": 1, "delta": 1, "m": 16, "q": "1e-12"}, 5, "worst"),
+    ("rqm", {"c": 1, "delta": 1, "m": 16, "q": "0.999999999999"}, 5, "worst"),
+    ("pbm", {"c": 1, "theta": "1e-12", "trials": 16}, 5, "worst"),
+    ("pbm", {"c": 1, "theta": "0.499999999999", "trials": 16}, 5, "worst"),
+    ("qgauss", {"sigma": "0.001", "k": 16, "clip": 1}, 3, "worst"),
+    ("qgauss", {"sigma": "1000", "k": 16, "clip": 1}, 3, "worst"),
+    ("corbin", {"eps_p": "1e-9"}, 4, "worst"),
+    ("corbin", {"eps_p": "60"}, 4, "worst"),
+]
+ORDERS = [1, 1 + 1e-12, 1.5, 2, 100, 1e4, 1e6, math.inf]
+
+
+@pytest.mark.parametrize("name, params, n, protocol", EXTREMES)
+def test_extreme_parameters_are_finite_monotone_and_agree(name, params, n, protocol):
+    mech = api.make_mechanism(name, **params)
+    fast = [r["divergence"] for r in api.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol)]
+    assert all(not math.isnan(v) and v >= 0 for v in fast)
+    assert all(b >= a * (1 - 1e-9) - 1e-15 for a, b in zip(fast, fast[1:]))
+    if name == "rqm" and params["m"] == 1024:
+        return  # the exact pmf costs 10⁶ mpmath operations per input: covered by the slow test below
+    exact = [r["divergence"] for r in api.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol, engine="exact",
+                                                     dps=40)]
+    for f, e in zip(fast, exact, strict=True):
+        assert f == e or abs(f - e) <= 1e-9 * abs(e) + 1e-14, (f, e)
+
+
+@pytest.mark.slow
+def test_large_levels_fast_against_exact():
+    mech = api.make_mechanism("rqm", c=1, delta=1, m=1024, q="0.42")
+    fast = [r["divergence"] for r in api.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper")]
+    exact = [r["divergence"] for r in api.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper",
+                                                     engine="exact", dps=30)]
+    assert fast == pytest.approx(exact, rel=1e-10)
+
+
+@pytest.mark.slow
+def test_hundred_thousand_clients():
+    mech = api.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
+    values = [r["divergence"] for r in api.divergence(mech, n=100_000, alphas=[1, 2, 1e4, math.inf], k=50_000)]
+    assert all(math.isfinite(v) and v > 0 for v in values) and values == sorted(values)
+
+
+def test_limits_are_refused_with_the_option_named(capsys):
+    for argv, option in ((["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "5000", "--q", "0.5"], "--m"),
+                         (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "3000"], "--n"),
+                         (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--alpha", "1e300"],
+                          "--alpha")):
+        assert main(argv) == 2
+        assert option in capsys.readouterr().err
+
+
+def test_self_check_catches_a_pmf_that_is_not_a_distribution(monkeypatch):
+    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=4)
+    original = type(mech).pmf
+    monkeypatch.setattr(type(mech), "pmf", lambda self, x: [p * 2 for p in original(self, x)])
+    from rdpcalc.mechanisms.base import _log_pmf_cached
+
+    _log_pmf_cached.cache_clear()
+    with pytest.raises(ArithmeticError, match="self-check"):
+        make_engine("fast").client(mech, F(1))
+    with pytest.raises(ArithmeticError, match="self-check"):
+        make_engine("exact", 30).client(mech, F(1))
+    _log_pmf_cached.cache_clear()
+
+
+def test_outputs_round_trip_and_reruns_are_identical(tmp_path, capsys):
+    argv = ["mc", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--x", "0.3", "--samples", "5000",
+            "--seed", "7"]
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert main([*argv, "--csv", str(first), "--json"]) == 0
+    out_first = capsys.readouterr().out
+    assert main([*argv, "--csv", str(second), "--json"]) == 0
+    assert capsys.readouterr().out == out_first and first.read_bytes() == second.read_bytes()
+    assert main(["divergence", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "3", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    direct = api.divergence(api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42"), n=3)
+    assert [r["divergence"] for r in records] == [r["divergence"] for r in direct]  # floats round-trip exactly
