@@ -92,6 +92,9 @@ def open_unit(value: Number, option: str, upper: Fraction | int) -> Fraction:
     return result
 
 
-def to_mpf(value: Fraction) -> mpmath.mpf:
-    """An exact Fraction rounded once to an mpf at the current mpmath precision."""
-    return mpmath.mpf(value.numerator) / value.denominator
+def to_mpf(value) -> mpmath.mpf:
+    """An mpf at the current mpmath precision: an exact Fraction rounded once (mpmath before
+    1.4 does not take Fractions), any other number as mpmath reads it."""
+    if isinstance(value, Fraction):
+        return mpmath.mpf(value.numerator) / value.denominator
+    return mpmath.mpf(value)

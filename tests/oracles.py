@@ -138,11 +138,10 @@ def chi_square_p_value(samples, probabilities) -> float:
     return float(stats.chi2.sf(statistic, len(pooled_counts) - 1))
 
 
-def corbin_pair_by_enumeration(eps: Fraction, r: Fraction, x: Fraction, y: Fraction, d: int, alpha_value=None,
+def corbin_pair_by_enumeration(alpha: Fraction, r: Fraction, x: Fraction, y: Fraction, d: int,
                                line14: str = "fixed") -> dict:
     """Joint law of CorBinQ (Algorithm 2) by running it over every z ∈ {0,1}^d and both private
-    coins, in exact fractions. α is passed as a Fraction (exact arithmetic needs a rational α)."""
-    alpha = alpha_value
+    coins, in exact fractions (hence a rational α = α(ε_p))."""
     N = 2**d
     q1 = Fraction(1, 2) + x / (2 * r * alpha)
     q2 = Fraction(1, 2) + y / (2 * r * alpha)

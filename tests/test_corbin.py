@@ -37,7 +37,7 @@ def test_pair_joint_equals_enumeration_of_algorithm_2(d, line14):
     grid = [F(k, 10) * r for k in range(-10, 11, 3)]
     for x in grid:
         for y in grid:
-            oracle = corbin_pair_by_enumeration(None, r, x, y, d, alpha, line14)
+            oracle = corbin_pair_by_enumeration(alpha, r, x, y, d, line14)
             with mpmath.workdps(50):
                 got = mech.pair_joint(x, y)
                 for value, cell in zip(got, ORDER, strict=True):
@@ -192,3 +192,20 @@ def test_bound_options_are_validated():
         api.bound(CorBin(eps_p=1), clients=51)
     with pytest.raises(ParameterError, match="--gamma"):
         api.bound(CorBin(eps_p=1), gamma=2)
+
+
+def test_uniform_input_mse_rows_against_the_pair_law_and_the_extract():
+    """`bound corbin`'s average-case MSEs: the closed forms against a grid average of the exact
+    pair MSE (from the joint law), and against the extract's Fig. 4 means (ε = 1, r = 0.5)."""
+    n = 50
+    records = {r["quantity"]: r["value"] for r in api.bound(CorBin(eps_p=1, r=F(1, 2)), alphas=[2], clients=n)}
+    corbin_uniform = records["server MSE, CorBin-FL (d = ∞), uniform inputs"]
+    ldp_uniform = records["server MSE, LDP-FL, uniform inputs"]
+    # the extract's means are averages over grids that include the endpoints: equal to ~1e-3
+    assert corbin_uniform * 2 * n == pytest.approx(0.5550, abs=1e-3)  # per pair
+    assert ldp_uniform * 2 * n == pytest.approx(2.1744, abs=1e-3)  # an independent LDPQ pair
+    ideal = CorBin(eps_p=1, r=F(1, 2), d="inf", view="joint")
+    grid = [F(2 * k + 1, 400) - F(1, 2) for k in range(200)]  # midpoints of 200 cells of [−r, r]
+    with mpmath.workdps(20):
+        average = sum(float(ideal.pair_mse(x, y)) for x in grid[::4] for y in grid) / (len(grid[::4]) * len(grid))
+    assert average / (2 * n) == pytest.approx(corbin_uniform, rel=2e-3)

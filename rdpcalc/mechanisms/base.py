@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 
 from ..errors import ParameterError
-from ..exactnum import fmt, to_fraction
+from ..exactnum import fmt, to_fraction, to_mpf
 
 #: the largest number of output values of one client (levels, trials + 1): the exact pmfs cost
 #: O(levels²) mpmath operations
@@ -131,8 +131,8 @@ class Mechanism(ABC):
         """Mean, bias, variance and MSE of the decoded output at input ``x``, exactly (mpmath)."""
         x = self.check_input(x)
         probs = self.pmf(x)
-        values = [_as_mpf(v) for v in self.output_values()]
-        target = _as_mpf(self.decoding_target(x))
+        values = [to_mpf(v) for v in self.output_values()]
+        target = to_mpf(self.decoding_target(x))
         mean = mpmath.fsum(p * v for p, v in zip(probs, values))
         variance = mpmath.fsum(p * (v - mean) ** 2 for p, v in zip(probs, values))
         mse = mpmath.fsum(p * (v - target) ** 2 for p, v in zip(probs, values))
@@ -173,6 +173,3 @@ def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
         logs = [float(mpmath.log(p)) if p > 0 else -np.inf for p in values]
     return np.array(logs, dtype=np.float64)
 
-
-def _as_mpf(value) -> mpmath.mpf:
-    return mpmath.mpf(value.numerator) / value.denominator if isinstance(value, Fraction) else mpmath.mpf(value)

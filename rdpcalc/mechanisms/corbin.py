@@ -29,19 +29,14 @@ LINE14 = ("fixed", "printed")
 JOINT_MAX_D = 6
 
 
-def _mp(value) -> mpmath.mpf:
-    """An mpf from a number, a Fraction or an mpf."""
-    return to_mpf(value) if isinstance(value, Fraction) else mpmath.mpf(value)
-
-
 def alpha_of_eps(eps) -> mpmath.mpf:
     """α(ε_p) = (e^{ε_p} + 1)/(e^{ε_p} − 1) = coth(ε_p/2) (Algorithm 1, line 1)."""
-    return mpmath.coth(_mp(eps) / 2)
+    return mpmath.coth(to_mpf(eps) / 2)
 
 
 def eps_of_alpha(alpha) -> mpmath.mpf:
     """ε_p = ln((α+1)/(α−1)), the inverse of :func:`alpha_of_eps` [derived]."""
-    alpha = _mp(alpha)
+    alpha = to_mpf(alpha)
     return mpmath.log((alpha + 1) / (alpha - 1))
 
 
@@ -336,7 +331,7 @@ class CorBin(Mechanism):
 def rr_renyi(eps, alpha) -> mpmath.mpf:
     """Rényi curve of binary randomized response with parameter ε (extract §5 item 4):
     1/(λ−1) ln[(e^{λε} + e^{(1−λ)ε})/(1 + e^ε)]; KL = ε tanh(ε/2); D_∞ = ε."""
-    eps = _mp(eps)
+    eps = to_mpf(eps)
     if alpha == math.inf:
         return eps
     if alpha == 1:

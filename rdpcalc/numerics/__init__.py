@@ -94,16 +94,13 @@ class ExactEngine:
             raise ParameterError("--dps", f"must be an integer in [15, 1000], got {dps}")
         self.dps = dps
 
-    def _pmf(self, mechanism: Mechanism, x: Fraction) -> list:
+    def client(self, mechanism: Mechanism, x: Fraction) -> list:
         with mpmath.workdps(self.dps + 5):
             probabilities = mechanism.pmf(x)
             total = mpmath.fsum(probabilities)
             if any(p < 0 or mpmath.isnan(p) for p in probabilities) or abs(total - 1) > mpmath.mpf(10) ** (-self.dps):
                 raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
             return exact.from_mpmath(probabilities)
-
-    def client(self, mechanism: Mechanism, x: Fraction) -> list:
-        return self._pmf(mechanism, x)
 
     def rests(self, mechanism: Mechanism, n_rest: int, ks: Sequence[int]) -> list[list]:
         size = n_rest * (mechanism.support_size - 1) + 1
@@ -113,7 +110,7 @@ class ExactEngine:
                 f"exact supports sums with n·(outputs−1)+1 ≤ {EXACT_MAX_SUPPORT}, this one has "
                 f"{size}; use --engine fast",
             )
-        plus, minus = self._pmf(mechanism, mechanism.bound), self._pmf(mechanism, -mechanism.bound)
+        plus, minus = self.client(mechanism, mechanism.bound), self.client(mechanism, -mechanism.bound)
         with exact.precision(self.dps):
             if len(ks) > 2:
                 rows = exact.mixed_power_rows(plus, minus, n_rest, ks)

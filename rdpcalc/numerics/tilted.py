@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import fft
 
 from .fast import logsumexp
 
@@ -121,6 +120,8 @@ def _tilted_window(components, grid: _TiltGrid, theta: float):
     length ≥ s_up − s_dn + 1 reads every point of that window with aliasing error < 2·ALIAS.
     """
     s_dn, s_up = grid.tail_limits(theta, _support_size(components))
+    from scipy import fft  # imported here: the CLI should not pay for it at start-up
+
     length = fft.next_fast_len(max(s_up - s_dn + 1, max(len(l) for l, _ in components)), real=True)
     log_modulus = np.zeros(length // 2 + 1)
     phase = np.zeros(length // 2 + 1)
