@@ -20,7 +20,6 @@ Protocols (``papers/rqm.md`` §6.1, DESIGN "Neighbouring inputs"):
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -159,24 +158,34 @@ def divergences(
     neighbours: Neighbours,
     engine,
     progress: Callable[[int, int], None] | None = None,
-    rests=None,
 ) -> list[DivergencePoint]:
     """max over the candidate configurations of D_α(P‖Q), for each α, with the argmax.
 
-    The others' sums (``rests``: a batch aligned with ``neighbours.ks``, computed here unless
-    given) are shared by every pair, and each client's totals are computed once per x.
-    The ks are processed in chunks that keep memory bounded. Ties keep the first candidate
-    (k in order, then pairs in order).
+    When client 1 sits at ±b (the worst and paper protocols for n > 1), the totals are
+    themselves sums of n clients at ±b: P and Q for k others at +b are rows k+1 and k of
+    one level of n clients, computed once for every k and both directions. Otherwise the
+    others' sums (n − 1 clients) are shared by every pair and each client's totals are
+    computed once per x. The ks are processed in chunks that keep memory bounded. Ties
+    keep the first candidate (k in order, then pairs in order).
     """
-    size = (n - 1) * (mechanism.support_size - 1) + 1
-    chunk = len(neighbours.ks) if rests is not None else max(1, CHUNK_ELEMENTS // size)
-    clients = {x: engine.client(mechanism, x) for pair in neighbours.pairs for x in pair}
+    b = mechanism.bound
+    at_bounds = {x for pair in neighbours.pairs for x in pair} <= {b, -b}
+    size = n * (mechanism.support_size - 1) + 1
+    chunk = max(1, CHUNK_ELEMENTS // size)
+    clients = {} if at_bounds else {x: engine.client(mechanism, x) for pair in neighbours.pairs for x in pair}
     best: list[DivergencePoint | None] = [None] * len(alphas)
     done = 0
     for start in range(0, len(neighbours.ks), chunk):
         ks = neighbours.ks[start : start + chunk]
-        batch = rests if rests is not None else engine.rests(mechanism, n - 1, ks)
-        totals = {x: engine.add_client(client, batch) for x, client in clients.items()}
+        if at_bounds:
+            rows = sorted(set(ks) | {k + 1 for k in ks})
+            level = engine.sums(mechanism, n, rows)
+            position = {row: index for index, row in enumerate(rows)}
+            totals = {b: engine.select(level, [position[k + 1] for k in ks]),
+                      -b: engine.select(level, [position[k] for k in ks])}
+        else:
+            rests = engine.sums(mechanism, n - 1, ks)
+            totals = {x: engine.add_client(client, rests) for x, client in clients.items()}
         _maximise(best, alphas, ks, neighbours.pairs, totals, engine)
         done += len(ks) * len(neighbours.pairs)
         if progress is not None:
@@ -188,15 +197,19 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine) -> None:
     """Update ``best`` (one DivergencePoint or None per α) with the configurations
     (x, x', k) for k in ``ks``, where ``totals[x]`` is the batch of total pmfs, row i for
     ``ks[i]``."""
+    computed = {}
     for x, x_prime in pairs:
-        values = engine.divergences(totals[x], totals[x_prime], alphas)
-        for row, k in enumerate(ks):
-            for index, value in enumerate(values[row]):
-                as_float = engine.to_float(value)
-                if as_float != as_float:
-                    raise ArithmeticError(f"NaN divergence at α={alphas[index]}, x={x}, x'={x_prime}, k={k}")
-                if best[index] is None or as_float > best[index].value:
-                    best[index] = DivergencePoint(alphas[index], as_float, value, Configuration(x, x_prime, k))
+        if (x, x_prime) not in computed:
+            computed[(x, x_prime)], computed[(x_prime, x)] = engine.divergences_both(totals[x], totals[x_prime], alphas)
+        values = computed[(x, x_prime)]
+        floats = np.array(values, dtype=float).reshape(len(ks), len(alphas))
+        if np.any(np.isnan(floats)):
+            row, index = (int(i[0]) for i in np.nonzero(np.isnan(floats)))
+            raise ArithmeticError(f"NaN divergence at α={alphas[index]}, x={x}, x'={x_prime}, k={ks[row]}")
+        for index, row in enumerate(np.argmax(floats, axis=0)):  # the first of equal values
+            value = float(floats[row, index])
+            if best[index] is None or value > best[index].value:
+                best[index] = DivergencePoint(alphas[index], value, values[row][index], Configuration(x, x_prime, ks[row]))
 
 
 def sweep_n(
@@ -208,47 +221,13 @@ def sweep_n(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[tuple[str, int], tuple[Neighbours, list[DivergencePoint]]]:
-    """:func:`divergences` for every n in ``n_values`` and every protocol, keyed (protocol, n).
-
-    With the fast engine every n comes from one pass of the Pascal triangle
-    (:func:`rdpcalc.numerics.fast.iter_mixed_power_levels`): level n holds the totals
-    A^{*j} * B^{*(n−j)} directly when client 1 sits at ±b, and level n − 1 holds the others'
-    sums otherwise. A sweep up to n costs about as much as the single largest n.
-    """
+    """:func:`divergences` for every n in ``n_values`` and every protocol, keyed (protocol, n)."""
     wanted = sorted(set(n_values))
-    total = len(wanted) * len(protocols)
     results = {}
-
-    def report():
-        if progress is not None:
-            progress(len(results), total)
-
-    if engine.name != "fast":
-        for n in wanted:
-            for protocol in protocols:
-                chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
-                results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine))
-                report()
-        return results
-
-    from .mechanisms import log_pmf
-    from .numerics.fast import iter_mixed_power_levels
-
-    plus, minus = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
-    b = mechanism.bound
-    levels = itertools.chain([np.zeros((1, 1))], iter_mixed_power_levels(plus, minus, wanted[-1]))
-    previous = None
-    for n, rows in enumerate(levels):
-        if n in wanted:
-            for protocol in protocols:
-                chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
-                if {x for pair in chosen.pairs for x in pair} <= {b, -b}:
-                    ks = np.array(chosen.ks)  # client 1 at +b adds one to k
-                    best: list = [None] * len(alphas)
-                    _maximise(best, alphas, chosen.ks, chosen.pairs, {b: rows[ks + 1], -b: rows[ks]}, engine)
-                else:
-                    best = divergences(mechanism, n, alphas, chosen, engine, rests=previous[list(chosen.ks)])
-                results[(protocol, n)] = (chosen, best)
-                report()
-        previous = rows
+    for n in wanted:
+        for protocol in protocols:
+            chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
+            results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine))
+            if progress is not None:
+                progress(len(results), len(wanted) * len(protocols))
     return results

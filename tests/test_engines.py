@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rdpcalc import api
 from rdpcalc.mechanisms import PBM, RQM, log_pmf
-from rdpcalc.numerics import exact, fast, tilted
+from rdpcalc.numerics import exact, fast, levels
 
 from .oracles import renyi_float
 
@@ -107,28 +107,93 @@ def test_near_one_is_continuous_with_kl():
         assert near >= kl
 
 
-def test_tilted_fft_matches_direct_convolution():
+@pytest.mark.parametrize("method", ["direct", "fft"])
+def test_level_rows_match_the_log_domain_convolution(method):
     mech = RQM("1.5", "1.5", 16, "0.42")
     plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
-    for k, l in ((100, 200), (0, 250), (299, 1)):
-        direct = fast.log_mixed_power(plus, minus, k, l)
-        tilt = tilted.log_sum_pmf([(plus, k), (minus, l)])
-        assert np.max(np.abs(np.expm1(tilt - direct))) < 1e-10
+    n, js = 120, [0, 1, 37, 60, 119, 120]
+    rows = levels.level_rows(plus, minus, n, js, method=method)
+    for row, j in zip(rows, js, strict=True):
+        direct = fast.log_mixed_power(plus, minus, j, n - j)
+        assert np.max(np.abs(np.expm1(row - direct))) < 1e-10
 
 
-def test_tilted_fft_matches_exact_engine_tails_included():
+@pytest.mark.parametrize("method", ["direct", "fft"])
+def test_level_rows_match_exact_engine_tails_included(method):
     mech = PBM("1.5", "0.35", 16)
     plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
-    k, l = 90, 60
-    tilt = tilted.log_sum_pmf([(plus, k), (minus, l)])
-    with exact.precision(40):
-        reference = exact.mixed_power(exact.from_mpmath(_mp_pmf(mech, F(3, 2))), exact.from_mpmath(_mp_pmf(mech, F(-3, 2))), k, l)
+    n, js = 150, [0, 60, 90, 150]
+    rows = levels.level_rows(plus, minus, n, js, method=method)
+    a, b = exact.from_mpmath(_mp_pmf(mech, F(3, 2))), exact.from_mpmath(_mp_pmf(mech, F(-3, 2)))
     import gmpy2
 
     with exact.precision(40):
-        ref_log = np.array([float(gmpy2.log(v)) for v in reference])
+        reference = exact.mixed_power_rows(a, b, n, js)
+        ref_log = np.array([[float(gmpy2.log(v)) for v in reference[j]] for j in js])
     assert ref_log.min() < -1000  # the tails lie far below float64's smallest number
-    assert np.max(np.abs(np.expm1(tilt - ref_log))) < 1e-10
+    assert np.max(np.abs(np.expm1(rows - ref_log))) < 1e-10
+
+
+def test_direct_rows_keep_exact_zeros_of_sparse_components():
+    with np.errstate(divide="ignore"):
+        plus = np.log(np.array([0.5, 0.0, 0.3, 0.0, 0.2]))  # support {0, 2, 4}
+        minus = np.log(np.array([0.0, 0.6, 0.0, 0.4, 0.0]))  # support {1, 3}
+    n = 9
+    rows = levels.level_rows(plus, minus, n)
+    for j, row in enumerate(rows):
+        reference = fast.log_mixed_power(plus, minus, j, n - j)
+        assert np.array_equal(np.isfinite(row), np.isfinite(reference))
+        finite = np.isfinite(reference)
+        assert np.max(np.abs(np.expm1(row[finite] - reference[finite]))) < 1e-12
+    with pytest.raises(levels.TiltingFailed):
+        levels.level_rows(plus, minus, n, method="fft")
+
+
+def test_fft_rows_sharing_tilts_cover_every_row():
+    # rows of nearby j share their tilts; every row of a long level must still be covered
+    mech = RQM("1", "0.5", 4, "0.8")
+    plus, minus = log_pmf(mech, F(1)), log_pmf(mech, F(-1))
+    n = 400
+    by_fft = levels.level_rows(plus, minus, n, method="fft")
+    by_direct = levels.level_rows(plus, minus, n, method="direct")
+    assert by_direct.min() < -1000
+    assert np.max(np.abs(np.expm1(by_fft - by_direct))) < 1e-10
+
+
+def test_pruned_divergence_sums_against_the_exact_sums():
+    # supports above fast._PRUNE_ABOVE skip negligible terms; D₂ has its own exact form
+    mech = RQM("1.5", "1.5", 8, "0.6")
+    plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
+    rows = levels.level_rows(plus, minus, 700, [349, 350])
+    assert rows.shape[1] > fast._PRUNE_ABOVE
+    alphas = [1.0, 1.5, 2.0, 10.0, 1000.0, math.inf]
+    forward, backward = fast.renyi_divergences(rows[1], rows[0], np.array(alphas), both=True)
+    import gmpy2
+
+    with exact.precision(40):
+        p = [gmpy2.exp(gmpy2.mpfr(float(v))) for v in rows[1]]
+        q = [gmpy2.exp(gmpy2.mpfr(float(v))) for v in rows[0]]
+    for got, (x, y) in ((forward, (p, q)), (backward, (q, p))):
+        reference = [float(v) for v in exact.renyi_divergences(x, y, alphas, 30)]
+        for value, ref in zip(got, reference, strict=True):
+            assert relative_gap(value, ref) < 1e-11
+
+
+def test_order_two_form_against_mpmath():
+    import mpmath
+
+    u = np.array([-np.inf, -800.0, -30.0, -1.0, -1e-9, 0.0, 1e-9, 0.3, 1.0, 1.0000001, 40.0, 900.0])
+    got = fast._log_g(u, 2.0)
+    general = fast._log_g(u, 2.0 + 1e-12)
+    with mpmath.workdps(50):
+        for value, g, x in zip(got, general, u, strict=True):
+            if x == 0:
+                assert value == -np.inf
+                continue
+            e = mpmath.exp(mpmath.mpf(x)) if np.isfinite(x) else mpmath.mpf(0)
+            reference = float(mpmath.log((e - 1) ** 2))
+            assert relative_gap(value, reference) < 1e-14 or abs(value - reference) < 1e-13
+            assert abs(g - reference) < 1e-9 * max(1.0, abs(reference))
 
 
 def _mp_pmf(mech, x):
@@ -139,12 +204,12 @@ def _mp_pmf(mech, x):
 
 
 @pytest.mark.slow
-def test_large_n_is_finite_and_agrees_with_pascal_rows():
+def test_large_n_is_finite_and_agrees_with_the_worst_case_rows():
     mech = RQM("1.5", "1.5", 16, "0.42")
     alphas = [1, 2, 10, 100, 1e4, math.inf]
     large = api.divergence(mech, n=10_000, alphas=alphas, k=9_999)
     assert all(math.isfinite(r["divergence"]) and r["divergence"] > 0 for r in large)
-    # at n = 140 the tilted path (one k) and the Pascal rows (all k) must agree
+    # at n = 140 one configuration (rows k, k+1) and the whole level (all k) must agree
     one = api.divergence(mech, n=140, alphas=alphas, k=139)
     every = api.divergence(mech, n=140, alphas=alphas)
     for a, b in zip(one, every, strict=True):
@@ -155,7 +220,7 @@ def test_large_n_is_finite_and_agrees_with_pascal_rows():
 def test_tilted_path_against_direct_path_in_the_engine():
     mech = RQM("1.5", "3", 16, "0.57")
     alphas = [1, 2, 50, 1e4, math.inf]
-    direct = api.divergence(mech, n=150, alphas=alphas, k=100)  # support 2236 > TILT_ABOVE: tilted
+    direct = api.divergence(mech, n=150, alphas=alphas, k=100)  # n > levels.DIRECT_MAX_N: tilted FFT
     from rdpcalc.numerics import fast as fast_module
 
     plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))

@@ -5,10 +5,12 @@ commands do not care which one runs. They work on *batches*: one pmf per row, al
 the same support.
 
 * ``client(mechanism, x)``: one client's pmf at input x;
-* ``rests(mechanism, n_rest, ks)``: the batch whose row i is the pmf of the sum of ks[i]
-  clients at +bound and n_rest − ks[i] at −bound;
-* ``add_client(client, rests)``: the batch of totals;
-* ``divergences(p, q, alphas)``: for each row, D_α(P‖Q) for each α.
+* ``sums(mechanism, count, ks)``: the batch whose row i is the pmf of the sum of ``count``
+  clients, ks[i] of them at +bound and the rest at −bound (:mod:`.levels` for the fast
+  engine); ``select(batch, rows)`` picks rows of a batch;
+* ``add_client(client, rests)``: the batch of totals when client 1 holds another input;
+* ``divergences(p, q, alphas)``: for each row, D_α(P‖Q) for each α; ``divergences_both``
+  gives the pair (D_α(P‖Q), D_α(Q‖P)).
 
 Values come back as floats (``math.inf`` for +∞); the exact engine also keeps its mpf values
 for printing at full precision.
@@ -25,16 +27,10 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..mechanisms import Mechanism, log_pmf
-from . import exact, fast, tilted
+from . import exact, fast, levels
 
 ENGINES = ("fast", "exact")
 
-#: the fast engine switches from the direct log-domain convolution to tilted FFTs above
-#: this support size of the others' sum
-TILT_ABOVE = 2000
-#: and builds all rests at once (Pascal triangle) when this many or more are needed and
-#: n_rest is at most PASCAL_MAX_N
-PASCAL_MAX_N = 150
 #: the exact engine refuses sums whose support exceeds this (its cost grows as support²)
 EXACT_MAX_SUPPORT = 20_001
 
@@ -52,25 +48,17 @@ class FastEngine:
             raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} has log-mass {total!r}")
         return logs
 
-    def rests(self, mechanism: Mechanism, n_rest: int, ks: Sequence[int]) -> np.ndarray:
+    def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> np.ndarray:
         plus = log_pmf(mechanism, mechanism.bound)
         minus = log_pmf(mechanism, -mechanism.bound)
-        if n_rest == 0:
-            return np.zeros((len(ks), 1))
-        size = n_rest * (len(plus) - 1) + 1
-        full_support = bool(np.all(np.isfinite(plus)) and np.all(np.isfinite(minus)))
-        if len(ks) > 2 and (n_rest <= PASCAL_MAX_N or not full_support):
-            return fast.log_mixed_power_rows(plus, minus, n_rest)[list(ks)]
-        if size <= TILT_ABOVE or not full_support:
-            return np.array([fast.log_mixed_power(plus, minus, k, n_rest - k) for k in ks])
-        return np.array([self._tilted_rest(plus, minus, k, n_rest - k) for k in ks])
+        try:
+            return levels.level_rows(plus, minus, count, ks)
+        except levels.TiltingFailed:
+            return np.array([fast.log_mixed_power(plus, minus, k, count - k) for k in ks])
 
     @staticmethod
-    def _tilted_rest(plus: np.ndarray, minus: np.ndarray, k: int, l: int) -> np.ndarray:
-        try:
-            return tilted.log_sum_pmf([(plus, k), (minus, l)])
-        except tilted.TiltingFailed:
-            return fast.log_mixed_power(plus, minus, k, l)
+    def select(batch: np.ndarray, rows: Sequence[int]) -> np.ndarray:
+        return batch[list(rows)]
 
     def add_client(self, client: np.ndarray, rest: np.ndarray) -> np.ndarray:
         return fast.log_convolve(client, rest)
@@ -78,9 +66,9 @@ class FastEngine:
     def divergences(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]) -> np.ndarray:
         return fast.renyi_divergences(p, q, np.asarray(alphas, dtype=float))
 
-    @staticmethod
-    def to_float(value) -> float:
-        return float(value)
+    def divergences_both(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
+        return fast.renyi_divergences(p, q, np.asarray(alphas, dtype=float), both=True)
+
 
 
 class ExactEngine:
@@ -102,8 +90,8 @@ class ExactEngine:
                 raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
             return exact.from_mpmath(probabilities)
 
-    def rests(self, mechanism: Mechanism, n_rest: int, ks: Sequence[int]) -> list[list]:
-        size = n_rest * (mechanism.support_size - 1) + 1
+    def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> list[list]:
+        size = count * (mechanism.support_size - 1) + 1
         if size > EXACT_MAX_SUPPORT:
             raise ParameterError(
                 "--engine",
@@ -112,10 +100,12 @@ class ExactEngine:
             )
         plus, minus = self.client(mechanism, mechanism.bound), self.client(mechanism, -mechanism.bound)
         with exact.precision(self.dps):
-            if len(ks) > 2:
-                rows = exact.mixed_power_rows(plus, minus, n_rest, ks)
-                return [rows[k] for k in ks]
-            return [exact.mixed_power(plus, minus, k, n_rest - k) for k in ks]
+            rows = exact.mixed_power_rows(plus, minus, count, ks)
+        return [rows[k] for k in ks]
+
+    @staticmethod
+    def select(batch: list, rows: Sequence[int]) -> list:
+        return [batch[row] for row in rows]
 
     def add_client(self, client: list, rests: list[list]) -> list[list]:
         with exact.precision(self.dps):
@@ -124,9 +114,9 @@ class ExactEngine:
     def divergences(self, p: list[list], q: list[list], alphas: Sequence[float]) -> list[list]:
         return [exact.renyi_divergences(row_p, row_q, alphas, self.dps) for row_p, row_q in zip(p, q, strict=True)]
 
-    @staticmethod
-    def to_float(value) -> float:
-        return float(value)
+    def divergences_both(self, p: list[list], q: list[list], alphas: Sequence[float]):
+        return self.divergences(p, q, alphas), self.divergences(q, p, alphas)
+
 
     def digits(self, value) -> str:
         """All ``dps`` significant digits of a value of this engine."""
@@ -145,4 +135,4 @@ def make_engine(name: str, dps: int = 50) -> FastEngine | ExactEngine:
     raise ParameterError("--engine", f"must be one of {', '.join(ENGINES)}, got {name!r}")
 
 
-__all__ = ["ENGINES", "ExactEngine", "FastEngine", "make_engine", "exact", "fast", "tilted"]
+__all__ = ["ENGINES", "ExactEngine", "FastEngine", "make_engine", "exact", "fast", "levels"]

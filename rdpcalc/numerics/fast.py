@@ -1,20 +1,26 @@
 """The fast engine: float64 in the log domain.
 
-A pmf is an array of log-probabilities (−inf for 0). Convolutions are done either directly
-in the log domain (log-sum-exp of shifted sums, full relative accuracy in every tail) or, for
-large supports, by FFT with exponential tilting (:mod:`.tilted`). Divergences use forms whose
-terms are all non-negative, so they neither cancel near α = 1 nor overflow at α = 10⁴.
+A pmf is an array of log-probabilities (−inf for 0). Here: convolutions directly in the log
+domain (log-sum-exp of shifted sums, full relative accuracy in every tail; the fallback and
+the path for a client at an arbitrary input), and divergences in forms whose terms are all
+non-negative, so they neither cancel near α = 1 nor overflow at α = 10⁴. The sums of many
+clients at ±b come from :mod:`.levels` (tilted direct convolutions and tilted FFTs).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 #: Terms of the Taylor series used where |α·u| (or |u| for KL) is below this.
 _SERIES_LIMIT = 0.5
 _SERIES_TERMS = 22
-#: divergences for many orders are formed in blocks of at most this many terms
-_BLOCK_ELEMENTS = 2_000_000
+#: divergences are computed over blocks of rows of about this many numbers (small enough
+#: for the processor's cache and for the allocator to reuse the temporaries' memory)
+_BLOCK_ELEMENTS = 16_384
+#: divergence sums over supports larger than this skip their negligible terms
+_PRUNE_ABOVE = 4_096
 
 
 def logsumexp(a: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
@@ -66,49 +72,11 @@ def log_mixed_power(la: np.ndarray, lb: np.ndarray, k: int, l: int) -> np.ndarra
     return log_convolve(log_power(la, k), log_power(lb, l))
 
 
-def log_mixed_power_rows(la: np.ndarray, lb: np.ndarray, n: int) -> np.ndarray:
-    """All of A^{*j} * B^{*(n−j)} for j = 0 … n, as the rows of an (n+1) × S array."""
-    rows = np.zeros((1, 1))
-    for level in iter_mixed_power_levels(la, lb, n):
-        rows = level
-    return rows
+def renyi_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray, both: bool = False):
+    """D_α(P‖Q) for each α in ``alphas`` (each ≥ 1 or +inf), from log pmfs on one support;
+    with ``both``, the pair (D_α(P‖Q), D_α(Q‖P)) from one normalisation.
 
-
-def iter_mixed_power_levels(la: np.ndarray, lb: np.ndarray, n_max: int):
-    """Yield, for ℓ = 1 … n_max, the (ℓ+1) × (ℓ(m−1)+1) array of rows A^{*j} * B^{*(ℓ−j)}.
-
-    Built level by level (a Pascal triangle): row j of level ℓ+1 is row j of level ℓ
-    convolved with B, and the last row is the last row of level ℓ convolved with A. Each
-    level is one vectorized log-domain convolution of all rows, so reaching level n costs
-    O(n³ m²/3) element operations: the method of choice up to n of a hundred or two, and
-    a sweep over n gets every level on the way.
-    """
-    if len(la) != len(lb):
-        raise ValueError("iter_mixed_power_levels needs two pmfs on the same support")
-    m = len(la)
-    rows = np.zeros((1, 1))
-    with np.errstate(invalid="ignore"):
-        for level in range(n_max):
-            width = rows.shape[1]
-            new = np.full((level + 2, width + m - 1), -np.inf)
-            for i, value in enumerate(lb):
-                if value == -np.inf:
-                    continue
-                window = new[: level + 1, i : i + width]
-                np.logaddexp(window, value + rows, out=window)
-            for i, value in enumerate(la):
-                if value == -np.inf:
-                    continue
-                window = new[level + 1, i : i + width]
-                np.logaddexp(window, value + rows[level], out=window)
-            rows = new
-            yield rows
-
-
-def renyi_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
-    """D_α(P‖Q) for each α in ``alphas`` (each ≥ 1 or +inf), from log pmfs on one support.
-
-    ``lp`` and ``lq`` are 1-D, or 2-D with one pair of pmfs per row; the result has shape
+    ``lp`` and ``lq`` are 1-D, or 2-D with one pair of pmfs per row; a result has shape
     ``lp.shape[:-1] + (len(alphas),)``. With P̂, Q̂ the normalised pmfs and u = log(P̂/Q̂):
 
     * α = 1 (KL): Σ Q̂ h(u), h(u) = u eᵘ − eᵘ + 1 ≥ 0;
@@ -118,70 +86,130 @@ def renyi_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.
     g and h vanish to second order at u = 0, so Σ Q̂ g is a sum of non-negative terms whose
     relative accuracy does not depend on how close α is to 1 or P to Q. The identities use
     Σ P̂ = Σ Q̂ = 1, which normalising in the log domain enforces. Each term is formed in the
-    log domain, so nothing overflows or underflows. P > 0 where Q = 0 gives +inf.
+    log domain, so nothing overflows or underflows; in large batches, terms too small to
+    move a row's sum by 1e−20 are skipped (:func:`_pruned_log_sum`). P > 0 where Q = 0
+    gives +inf.
     """
     alphas = np.asarray(alphas, dtype=np.float64)
     one_pair = np.ndim(lp) == 1
     lp = np.atleast_2d(lp)
     lq = np.atleast_2d(lq)
-    mismatch = np.any((lq == -np.inf) & (lp > -np.inf), axis=-1)
-    lp = lp - logsumexp(lp, axis=-1, keepdims=True)
-    lq = lq - logsumexp(lq, axis=-1, keepdims=True)
+    results = np.empty((2 if both else 1, len(lp), len(alphas)))
+    step = max(1, _BLOCK_ELEMENTS // lp.shape[1])
+    for start in range(0, len(lp), step):
+        block_p = lp[start : start + step] - logsumexp(lp[start : start + step], axis=-1, keepdims=True)
+        block_q = lq[start : start + step] - logsumexp(lq[start : start + step], axis=-1, keepdims=True)
+        results[0, start : start + step] = _divergences(block_p, block_q, alphas)
+        if both:
+            results[1, start : start + step] = _divergences(block_q, block_p, alphas)
+    results = [result[0] if one_pair else result for result in results]
+    return tuple(results) if both else results[0]
+
+
+def _divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+    """:func:`renyi_divergences` of normalised 2-D log pmfs, one direction."""
     with np.errstate(invalid="ignore"):
-        u = lp - lq  # −inf where P = 0 < Q; NaN where both are 0 or Q = 0 < P
-    u[~np.isfinite(u) & ~(u == -np.inf)] = 0.0  # those points carry no weight (Q̂ = 0)
+        u = lp - lq
+    mismatch = np.zeros(len(lp), dtype=bool)
+    if not np.all(np.isfinite(u)):  # some zeros: u is −inf where P = 0 < Q, NaN where both are 0
+        mismatch = np.any((lq == -np.inf) & (lp > -np.inf), axis=-1)  # and +inf where Q = 0 < P
+        u[~np.isfinite(u) & ~(u == -np.inf)] = 0.0  # no weight (Q̂ = 0), or a mismatched row
     out = np.empty(lp.shape[:-1] + alphas.shape)
     for index, alpha in enumerate(alphas):
         if alpha == np.inf:
-            out[..., index] = np.max(np.where(lp > -np.inf, u, -np.inf), axis=-1)
+            out[:, index] = np.max(np.where(lp > -np.inf, u, -np.inf), axis=-1)
         elif alpha == 1:
-            out[..., index] = np.exp(logsumexp(lq + _log_h(u), axis=-1))
-    finite = np.nonzero((alphas > 1) & (alphas < np.inf))[0]
-    block = max(1, _BLOCK_ELEMENTS // u.size)
-    for start in range(0, len(finite), block):
-        chosen = finite[start : start + block]
-        orders = alphas[chosen][None, :, None]
-        log_sum = logsumexp(lq[:, None, :] + _log_g(u[:, None, :], orders), axis=-1)
-        out[:, chosen] = np.logaddexp(0.0, log_sum) / (alphas[chosen] - 1.0)
+            out[:, index] = np.exp(_pruned_log_sum(lq, u, _log_h, _log_h_bound))
+        else:
+            beta = alpha - 1.0
+            log_sum = _pruned_log_sum(lq, u, lambda v, a=alpha: _log_g(v, a),
+                                      lambda v, a=alpha, b=beta: np.maximum(a * v, math.log(b)))
+            out[:, index] = np.logaddexp(0.0, log_sum) / beta
     out[mismatch] = np.inf
-    return out[0] if one_pair else out
+    return out
 
 
-def _log_g(u: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """log g(u) for g(u) = e^{αu} − α eᵘ + α − 1 (≥ 0), without cancellation; ``u`` and
-    ``alpha`` broadcast against each other (α > 1, β = α − 1).
+def _pruned_log_sum(lq: np.ndarray, u: np.ndarray, log_term, log_bound) -> np.ndarray:
+    """Per row, log Σ_s Q̂(s)·f(u(s)) with log f = ``log_term``; on supports of more than
+    _PRUNE_ABOVE points, evaluated only where the cheap upper bound lq + ``log_bound``(u)
+    ≥ lq + log f can matter.
 
-    * |αu| < ½: g = Σ_{j≥2} α(α^{j−1} − 1) u^j / j!   (series; α^{j−1}−1 via expm1);
-    * u > 0:    g = eᵘ·expm1(βu) − β·expm1(u) = eᵘ expm1(βu) (1 − β(1−e^{−u})/expm1(βu));
-    * u < 0:    g = β(1 − eᵘ) − eᵘ(1 − e^{βu});   at u = −∞ this is α − 1.
+    First pass: the points within 80 nats of the largest bound. If what was skipped (at most
+    S·e^{threshold}, S the support size) could exceed e^{−46} ≈ 1e−20 of the partial sum,
+    the row is redone with the threshold lowered to that level; then the skipped terms are
+    provably below 1e−20 of the result.
     """
-    u, alpha = np.broadcast_arrays(u, alpha)
+    if lq.shape[1] <= _PRUNE_ABOVE:
+        return logsumexp(lq + log_term(u), axis=-1)
+    bound = lq + log_bound(u)
+    log_size = math.log(lq.shape[1])
+    threshold = np.max(bound, axis=1) - 80.0
+    total = _masked_log_sum(lq, u, log_term, bound >= threshold[:, None])
+    redo = np.nonzero(threshold + log_size > total - 46.0)[0]
+    if len(redo):
+        lowered = total[redo] - 46.0 - log_size
+        total[redo] = _masked_log_sum(lq[redo], u[redo], log_term, bound[redo] >= lowered[:, None])
+    return total
+
+
+def _masked_log_sum(lq, u, log_term, kept) -> np.ndarray:
+    """Per row, log Σ over the kept points of exp(lq + log_term(u)); each row keeps ≥ 1 point."""
+    rows, columns = np.nonzero(kept)
+    values = lq[rows, columns] + log_term(u[rows, columns])
+    starts = np.searchsorted(rows, np.arange(kept.shape[0]))
+    peak = np.maximum.reduceat(values, starts)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        return peak + np.log(np.add.reduceat(np.exp(values - peak[rows]), starts))
+
+
+def _log_g(u: np.ndarray, alpha: float) -> np.ndarray:
+    """log g(u) for g(u) = e^{αu} − α eᵘ + α − 1 (≥ 0), without cancellation (α > 1, β = α − 1).
+
+    * |αu| < ½: with v = αu, g = Σ_{j≥2} (1 − α^{1−j}) v^j / j!   (series; the coefficients
+      −expm1(−(j−1) log α)/j! lie in [0, 1/j!], so nothing overflows at α = 10¹⁵);
+    * u > 0:    g = eᵘ·expm1(βu) − β·expm1(u) = eᵘ expm1(βu) (1 − β(1−e^{−u})/expm1(βu));
+    * u < 0:    g = β(1 − eᵘ) − eᵘ(1 − e^{βu});   at u = −∞ this is α − 1;
+    * α = 2:    g = (eᵘ − 1)², as 2 log|expm1(u)| (2u + 2 log1p(−e^{−u}) above u = 1).
+    """
+    if alpha == 2.0:  # g(u) = (eᵘ − 1)², exactly
+        with np.errstate(divide="ignore"):
+            out = 2.0 * np.log(np.abs(np.expm1(np.minimum(u, 1.0))))
+        large = u > 1.0
+        if np.any(large):
+            out[large] = 2.0 * (u[large] + np.log1p(-np.exp(-u[large])))
+        return out
+    beta = alpha - 1.0
     out = np.empty(u.shape)
     small = np.abs(alpha * u) < _SERIES_LIMIT
     positive = (u > 0) & ~small
     negative = (u < 0) & ~small
     if np.any(small):
-        us, a = u[small], alpha[small]
-        log_alpha = np.log(a)
-        total = np.zeros_like(us)
-        power = us * us / 2.0  # u^j / j! at j = 2
-        for j in range(2, _SERIES_TERMS):
-            total += np.expm1((j - 1) * log_alpha) * power
-            power = power * us / (j + 1)
+        v = alpha * u[small]
+        log_alpha = math.log1p(beta) if beta < 1 else math.log(alpha)
+        series = np.zeros_like(v)
+        for j in range(_SERIES_TERMS - 1, 1, -1):
+            series = series * v + (-math.expm1(-(j - 1) * log_alpha) / math.factorial(j))
         with np.errstate(divide="ignore"):
-            out[small] = np.log(a * total)
+            out[small] = 2.0 * np.log(np.abs(v)) + np.log(series)
     if np.any(positive):
-        up, beta = u[positive], alpha[positive] - 1.0
+        up = u[positive]
         log_growth = beta * up + np.log(-np.expm1(-beta * up))  # log expm1(βu), no overflow
-        ratio = np.exp(np.log(beta) + np.log(-np.expm1(-up)) - log_growth)
+        ratio = np.exp(math.log(beta) + np.log(-np.expm1(-up)) - log_growth)
         out[positive] = up + log_growth + np.log1p(-ratio)
     if np.any(negative):
-        un, beta = u[negative], alpha[negative] - 1.0
+        un = u[negative]
         with np.errstate(invalid="ignore"):
             values = np.log(beta * (-np.expm1(un)) + np.exp(un) * np.expm1(beta * un))
-        values[un == -np.inf] = np.log(beta[un == -np.inf])
+        values[un == -np.inf] = math.log(beta)
         out[negative] = values
     return out
+
+
+def _log_h_bound(u: np.ndarray) -> np.ndarray:
+    """An upper bound of log h(u): h ≤ 1 for u ≤ 0 and h ≤ u eᵘ for u > 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(u > 0, u + np.log(np.where(u > 0, u, 1.0)), 0.0)
 
 
 def _log_h(u: np.ndarray) -> np.ndarray:

@@ -1,0 +1,438 @@
+"""One level of the SecAgg sum: the log pmfs of A^{*j} * B^{*(n−j)} for the wanted j ∈ {0 … n}.
+
+Row j is the pmf of the sum of n clients when j of them hold +b (pmf A) and n − j hold −b
+(pmf B). The worst case over k compares rows k+1 and k of level n directly, and the others'
+sums of a chosen client are the rows of level n − 1. Two methods, both in float64 with
+exponential tilting — for a tilt θ the components become Ã(i) = A(i)e^{θi}/M_A(θ) and
+B̃(i) = B(i)e^{θi}/M_B(θ), row j becomes p_j(s)e^{θs}/(M_A^j M_B^{n−j}), and undoing the tilt
+gives p_j(s) — so that every tail keeps its relative accuracy:
+
+* ``direct`` (small n): the powers Ã^{*j}, B̃^{*l} by repeated direct convolution, then one
+  direct convolution per row (the DESIGN's "reuse the powers"), in the *linear* domain.
+  A direct convolution of non-negative numbers has no cancellation, so every entry is
+  accurate to a few ulps per stage unless it underflows: an entry of the tilted row ≥
+  ``TINY`` is trusted, as the products lost to underflow are below 10⁻³⁰⁸ each. One tilt
+  covers ~575 nats below the peak of every row; tilts are added, aimed by the cumulant
+  tables at the leftmost uncovered point, until every point of the support is covered.
+  Cost O(n³m²/6) multiply-adds per tilt (n²m²/2 for the powers).
+* ``fft`` (large n, components of full support): tilted FFTs. An FFT is accurate to ~1e−16
+  of its largest value only, so on its own it loses every tail that D_α needs at large α;
+  a tilt puts the peak of the tilted row anywhere, and the points within a factor TRUST of
+  that peak are read to ~1e−13. Every row advances from the left, one tilt (a window of
+  about ±3.7 standard deviations) per step; rows of nearby j share each tilt, so one
+  batch of FFTs serves all of them (:func:`_fft_rows`). The n-th powers are taken in the
+  frequency domain. Cost O(n · tilts · w log w), w ∝ √n·m, tilts ∝ √n.
+
+Both return −inf exactly off the support. If the tilts fail to cover a row (which needs
+pathological components), :class:`TiltingFailed` is raised and the caller falls back to the
+log-domain convolution of :mod:`.fast`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .fast import logsumexp
+
+#: a point of an FFT window is trusted where the tilted row is at least TRUST × its peak
+#: (an FFT is accurate to ~1e−16 of its largest value: ~1e−13 relative there)
+TRUST = 1e-3
+#: tail mass of a tilted row beyond which a circular (aliased) FFT may wrap around
+ALIAS = 1e-24
+#: an entry of a tilted row computed by direct convolution is trusted at or above this value
+#: (the tilted row sums to 1; products lost to underflow are < 1e-308 each)
+TINY = 1e-250
+#: inputs below this are set to zero before convolving (they cannot reach TINY; subnormal
+#: arithmetic is several times slower)
+_FLUSH = 1e-300
+#: nats below its peak that a direct tilt is aimed to reach (log(1/TINY) less a margin for the
+#: saddlepoint approximation and the peak's own height)
+_DIRECT_REACH = 520.0
+#: the ``direct`` method is used up to this n (or whenever a component has zeros)
+DIRECT_MAX_N = 96
+#: the direct method gives up after this many tilts of one level
+MAX_TILTS = 400
+#: batches of the fft method hold at most this many numbers per array
+_BATCH_ELEMENTS = 2_000_000
+#: half-width of a trusted window in standard deviations of the tilted row
+_Z = math.sqrt(-2 * math.log(TRUST))
+#: rows of the fft method whose j fall in one span of this many share their tilts
+_BLOCK = 16
+#: points of the θ grid of the cumulant tables
+_GRID_POINTS = 2001
+
+
+class TiltingFailed(ArithmeticError):
+    """The tilts do not cover a row (which needs pathological components)."""
+
+
+def level_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int] | None = None,
+               method: str | None = None) -> np.ndarray:
+    """log pmf of A^{*j} * B^{*(n−j)} for each j in ``js`` (default 0 … n), as rows of an
+    array of width n(m−1)+1. ``la``, ``lb``: log pmfs on {0 … m−1}. ``method`` forces
+    ``direct`` or ``fft`` (default: ``direct`` up to :data:`DIRECT_MAX_N` or when a component
+    has zeros, else ``fft``)."""
+    la = np.asarray(la, dtype=np.float64)
+    lb = np.asarray(lb, dtype=np.float64)
+    if len(la) != len(lb):
+        raise ValueError("level_rows needs two pmfs on the same support")
+    js = np.arange(n + 1) if js is None else np.asarray(js, dtype=np.int64)
+    if len(js) and (js.min() < 0 or js.max() > n):
+        raise ValueError(f"rows must lie in [0, {n}]")
+    if n == 0 or len(js) == 0:
+        return np.zeros((len(js), 1))
+    full_support = bool(np.all(np.isfinite(la)) and np.all(np.isfinite(lb)))
+    if method is None:
+        method = "direct" if n <= DIRECT_MAX_N or not full_support else "fft"
+    if method == "fft" and not full_support:
+        raise TiltingFailed("the fft method needs components with full support")
+    return (_direct_rows if method == "direct" else _fft_rows)(la, lb, n, js)
+
+
+class _CumulantTables:
+    """K(θ) = log Σ_i p(i)e^{θi}, the tilted mean μ(θ) and variance v(θ) of each component
+    on a grid of θ; a row's are j·(A's) + (n−j)·(B's)."""
+
+    def __init__(self, la: np.ndarray, lb: np.ndarray, n: int):
+        steepest = max(_steepest(la), _steepest(lb))
+        reach = steepest + math.log(n * (len(la) - 1) + 1) + 40.0
+        self.theta = np.linspace(-reach, reach, _GRID_POINTS)
+        self.cgf, self.mean, self.var = zip(*(self._moments(l) for l in (la, lb)), strict=True)
+
+    def _moments(self, l: np.ndarray):
+        i = np.arange(len(l))
+        with np.errstate(invalid="ignore"):
+            t = l[None, :] + self.theta[:, None] * i[None, :]
+        t[:, ~np.isfinite(l)] = -np.inf
+        k = logsumexp(t, axis=1)
+        w = np.exp(t - k[:, None])
+        mu = w @ i
+        return k, mu, np.maximum(w @ (i * i) - mu * mu, 0.0)
+
+    def theta_for_left_edge(self, js: np.ndarray, n: int, z: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """Per row j, the θ at which μ_j(θ) − z·σ_j(θ) (the left edge of the row's window)
+        reaches ``target``: a binary search over the grid, O(rows · log grid)."""
+        def edge(index):
+            mean = js * self.mean[0][index] + (n - js) * self.mean[1][index]
+            var = js * self.var[0][index] + (n - js) * self.var[1][index]
+            return mean - z * np.sqrt(var)
+
+        lo = np.zeros(len(js), dtype=np.int64)
+        hi = np.full(len(js), len(self.theta) - 1)
+        while np.any(hi - lo > 1):
+            mid = (lo + hi) // 2
+            below = edge(mid) < target
+            lo = np.where(below, mid, lo)
+            hi = np.where(below, hi, mid)
+        return self._between(hi, edge(lo), edge(hi), target)
+
+    def theta_for_reach(self, js: np.ndarray, n: int, target: np.ndarray, reach: float) -> np.ndarray:
+        """Per row j, the largest θ of the grid at which the row tilted by θ is predicted to
+        be within e^{−reach} of its peak at ``target``: log p_j(s) + θs − K_j(θ) ≈
+        −(K_j(θ) − θs − min_θ' (K_j(θ') − θ's)) by the saddlepoint, a convex function of θ."""
+        excess = (js[:, None] * self.cgf[0][None, :] + (n - js)[:, None] * self.cgf[1][None, :]
+                  - self.theta[None, :] * target[:, None])
+        lowest = np.argmin(excess, axis=1)
+        excess -= excess[np.arange(len(js)), lowest][:, None]
+        within = (excess <= reach) & (np.arange(len(self.theta))[None, :] >= lowest[:, None])
+        return self.theta[lowest + np.sum(within, axis=1) - 1]
+
+    def _between(self, index, lo, hi, target):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            fraction = np.clip(np.where(hi > lo, (target - lo) / (hi - lo), 1.0), 0.0, 1.0)
+        return self.theta[index - 1] + fraction * (self.theta[index] - self.theta[index - 1])
+
+    def cgf_at(self, js: np.ndarray, n: int, theta: np.ndarray) -> np.ndarray:
+        """The rows' K at θ within the grid (rows × points), interpolated linearly; a chord
+        of a convex function lies above it, so this never underestimates K."""
+        step = self.theta[1] - self.theta[0]
+        position = np.clip((theta - self.theta[0]) / step, 0.0, len(self.theta) - 1.000001)
+        index = position.astype(np.int64)
+        fraction = position - index
+        out = np.zeros(theta.shape)
+        for count, table in ((js, self.cgf[0]), (n - js, self.cgf[1])):
+            out += count[:, None] * ((1 - fraction) * table[index] + fraction * table[index + 1])
+        return out
+
+
+def _steepest(l: np.ndarray) -> float:
+    finite = l[np.isfinite(l)]
+    return float(np.max(np.abs(np.diff(finite)))) if len(finite) > 1 else 0.0
+
+
+def _tilt(l: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
+    """The tilted, normalised pmf exp(l(i) + θi − K(θ)) and K(θ)."""
+    with np.errstate(invalid="ignore"):
+        t = l + theta * np.arange(len(l))
+    t[~np.isfinite(l)] = -np.inf
+    k = float(logsumexp(t))
+    return np.exp(t - k), k
+
+
+# ------------------------------------------------------------------ direct
+def _direct_rows(la, lb, n, js) -> np.ndarray:
+    size = n * (len(la) - 1) + 1
+    full_support = bool(np.all(np.isfinite(la)) and np.all(np.isfinite(lb)))
+    support = None if full_support else _support(la, lb, n, js, size)
+    s = np.arange(size)
+    best = None
+    pending = np.arange(len(js))
+    theta, tables = 0.0, None
+    for _ in range(MAX_TILTS):
+        tilted, log_normaliser = _tilted_direct(la, lb, n, js[pending], theta, size)
+        with np.errstate(divide="ignore"):
+            values = np.log(tilted)
+        untrusted = values < math.log(TINY)
+        values += log_normaliser[:, None] - theta * s
+        if best is None:
+            values[untrusted] = -np.inf
+            best = values
+        else:
+            block = best[pending]
+            block[~untrusted] = values[~untrusted]
+            best[pending] = block
+        missing = best == -np.inf
+        if support is not None:
+            missing &= support
+        pending = np.nonzero(np.any(missing, axis=1))[0]
+        if len(pending) == 0:
+            return best
+        first = np.argmax(missing[pending], axis=1).astype(float)
+        tables = tables or _CumulantTables(la, lb, n)  # only levels that need a second tilt pay for it
+        next_theta = float(np.min(tables.theta_for_reach(js[pending], n, first, _DIRECT_REACH)))
+        if next_theta == theta:
+            break
+        theta = next_theta
+    raise TiltingFailed(f"direct tilts do not cover level {n}")
+
+
+def _support(la, lb, n, js, size) -> np.ndarray:
+    """Where each row is non-zero (boolean convolutions of the components' supports)."""
+    powers_a = _powers(np.isfinite(la).astype(float), int(js.max()), clip=True)
+    powers_b = _powers(np.isfinite(lb).astype(float), int(n - js.min()), clip=True)
+    return np.array([np.convolve(powers_a[j], powers_b[n - j]) > 0.5 for j in js])
+
+
+def _powers(a: np.ndarray, count: int, clip: bool = False) -> list[np.ndarray]:
+    """[a^{*0}, a^{*1}, …, a^{*count}] by repeated direct convolution; with ``clip`` each
+    power is capped at 1 (a support indicator), otherwise entries below _FLUSH are zeroed."""
+    out = [np.ones(1)]
+    for _ in range(count):
+        power = np.convolve(out[-1], a)
+        if clip:
+            np.minimum(power, 1.0, out=power)
+        else:
+            power[power < _FLUSH] = 0.0
+        out.append(power)
+    return out
+
+
+def _tilted_direct(la, lb, n, js, theta, size):
+    """The tilted rows Ã^{*j} * B̃^{*(n−j)} (linear, each summing to 1) and, per row, the
+    log normaliser j·K_A(θ) + (n−j)·K_B(θ) that undoes the tilt with −θs."""
+    a, k_a = _tilt(la, theta)
+    b, k_b = _tilt(lb, theta)
+    a[a < _FLUSH] = 0.0
+    b[b < _FLUSH] = 0.0
+    powers_a = _powers(a, int(js.max()))
+    powers_b = _powers(b, int(n - js.min()))
+    rows = np.empty((len(js), size))
+    for r, j in enumerate(js):
+        rows[r] = np.convolve(powers_a[j], powers_b[n - j])
+    return rows, js * k_a + (n - js) * k_b
+
+
+# ------------------------------------------------------------------ fft
+def _fft_rows(la, lb, n, js) -> np.ndarray:
+    """Every row advances from the left: [0, s_left) is covered, and each step covers the
+    run of trusted points from s_left on. Rows are grouped in blocks of nearby j that share
+    one tilt per step (their spectra then follow from each other by products, see
+    :func:`_fft_windows`): the θ that puts the window's left edge (z standard deviations left
+    of the tilted mean) at s_left for the block's most lagging row, which binds. Skewed
+    tails make windows narrower than a Gaussian's, so z adapts per row: a binding row that
+    missed its s_left halves z (down to 0, the window centred on s_left; a row that still
+    makes no progress fails), and z grows back towards _Z after each success.
+    """
+    size = n * (len(la) - 1) + 1
+    tables = _CumulantTables(la, lb, n)
+    best = np.full((len(js), size), -np.inf)
+    block_of = np.cumsum(np.r_[0, np.diff(js // _BLOCK) != 0])
+    s_left = np.zeros(len(js), dtype=np.int64)
+    z = np.full(len(js), _Z)
+    active = np.arange(len(js))
+    for _ in range(8 * size):  # each step advances every row or halves its z: never reached
+        if len(active) == 0:
+            return best
+        j, start = js[active], s_left[active]
+        blocks, row_block = np.unique(block_of[active], return_inverse=True)
+        wanted = tables.theta_for_left_edge(j, n, z[active], start.astype(float))
+        block_theta = _reduce(np.minimum, row_block, wanted, len(blocks), np.inf)
+        binding = wanted == block_theta[row_block]
+        tilted_a, k_a = _tilt_rows(la, block_theta)
+        tilted_b, k_b = _tilt_rows(lb, block_theta)
+        theta = block_theta[row_block]
+        cgf = j * k_a[row_block] + (n - j) * k_b[row_block]
+        s_dn, s_up = _tail_limits(tables, j, n, theta, cgf, size)
+        sd = np.sqrt(j * _variance(tilted_a)[row_block] + (n - j) * _variance(tilted_b)[row_block])
+        wanted_end = np.minimum(size - 1, start + np.ceil(2.5 * _Z * sd).astype(np.int64))
+        origin = _reduce(np.minimum, row_block, start, len(blocks), size)
+        need = np.maximum(s_up - start, wanted_end - s_dn) + 1 + start - origin[row_block]
+        length = _reduce(np.maximum, row_block, need, len(blocks), 0)
+        new_left = start.copy()
+        for chosen in _batches(length, np.bincount(row_block, minlength=len(blocks))):
+            rows = np.nonzero(np.isin(row_block, chosen))[0]
+            local = np.searchsorted(chosen, row_block[rows])
+            new_left[rows] = _fft_windows(tilted_a[chosen], tilted_b[chosen], origin[chosen], int(np.max(length[chosen])),
+                                          n, local, j[rows], theta[rows], cgf[rows], s_dn[rows], start[rows],
+                                          best, active[rows])
+        stuck = new_left <= start
+        if np.any(stuck & binding & (z[active] == 0.0)):
+            raise TiltingFailed(f"no tilt covers a point of level {n}")
+        shrunk = np.where(z[active] > 0.2, z[active] / 2, 0.0)
+        z[active] = np.where(stuck, np.where(binding, shrunk, z[active]), np.minimum(_Z, 1.5 * z[active]))
+        s_left[active] = new_left
+        active = active[s_left[active] < size]
+    raise TiltingFailed(f"fft tilts do not cover level {n}")
+
+
+def _reduce(ufunc, groups: np.ndarray, values: np.ndarray, count: int, initial) -> np.ndarray:
+    """Per group, ufunc (np.minimum or np.maximum) over its values; ``initial`` if empty."""
+    out = np.full(count, initial, dtype=np.result_type(values, type(initial)))
+    ufunc.at(out, groups, values)
+    return out
+
+
+def _tilt_rows(l: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per θ, the tilted normalised pmf exp(l(i) + θi − K(θ)) (a row each) and K(θ)."""
+    t = l[None, :] + theta[:, None] * np.arange(len(l))[None, :]
+    k = logsumexp(t, axis=1)
+    return np.exp(t - k[:, None]), k
+
+
+def _variance(tilted: np.ndarray) -> np.ndarray:
+    """Variance of each row's tilted pmf (rows of probabilities on 0 … m−1)."""
+    i = np.arange(tilted.shape[1])
+    mean = tilted @ i
+    return np.maximum(tilted @ (i * i) - mean * mean, 0.0)
+
+
+def _batches(lengths: np.ndarray, rows: np.ndarray):
+    """Sorted arrays of block indices, blocks of similar FFT length together, each batch
+    holding at most _BATCH_ELEMENTS numbers (rows × length) unless one block alone is larger."""
+    order = np.argsort(lengths, kind="stable")
+    start = 0
+    while start < len(order):
+        stop, count = start + 1, rows[order[start]]
+        while stop < len(order) and (count + rows[order[stop]]) * lengths[order[stop]] <= _BATCH_ELEMENTS:
+            count += rows[order[stop]]
+            stop += 1
+        yield np.sort(order[start:stop])
+        start = stop
+
+
+def _fft_windows(tilted_a, tilted_b, origin, length, n, block, j, theta, cgf, s_dn, s_left, best, rows) -> np.ndarray:
+    """One step for a batch of blocks: block b is tilted by one θ (components ``tilted_a[b]``,
+    ``tilted_b[b]``) and read by a circular convolution of ``length`` whose position 0 is
+    ``origin[b]``. Row r (of block ``block[r]``, row j[r] of the level, K(θ) = cgf[r]) gets
+    log p written into best[rows[r]] on its run of trusted points (tilted value ≥ TRUST ×
+    the peak) from s_left[r] on; returns where each run ends (s_left where it is empty).
+
+    Aliasing: the tilted row has mass < ALIAS outside [s_dn, s_up], and ``length`` >
+    s_up − s_left + (s_left − origin), so every alias s ± length of a point s_left ≤ s <
+    s_dn + length lies outside that window: those points are read with aliasing error
+    < 2·ALIAS, and the run is cut there.
+
+    Spectra: the m-point components are transformed directly (a product with the DFT
+    matrix, cheaper than an FFT of mostly zeros). Row j's spectrum φ_A^j φ_B^{n−j} is, for
+    the block's rows j_lo … j_hi, C · φ_A^{j−j_lo} · φ_B^{j_hi−j} with C = φ_A^{j_lo} φ_B^{n−j_hi}
+    (times the phase e^{2πi f·origin/length} that moves the origin to position 0) taken
+    as exp(j_lo log φ_A + (n−j_hi) log φ_B): two products per row and frequency, no
+    division, and an exact zero of a spectrum stays a zero. Frequencies where |φ_A^j φ_B^{n−j}|
+    is below e^{−80} for every row (its log is linear in j, so the block's end rows bound
+    it) are left at zero: they move no output by more than 1e−34, while trusted points are
+    ≥ 1e−3/length.
+    """
+    from scipy import fft  # imported here: the CLI should not pay for it at start-up
+
+    length = fft.next_fast_len(max(length, tilted_a.shape[1]), real=True)
+    frequencies = np.arange(length // 2 + 1)
+    angles = (2 * np.pi / length) * np.outer(np.arange(tilted_a.shape[1]), frequencies)
+    cos, sin = np.cos(angles), np.sin(angles)
+    spectra = [(t @ cos) - 1j * (t @ sin) for t in (tilted_a, tilted_b)]
+    with np.errstate(divide="ignore"):
+        log_modulus = [np.log(np.abs(spectrum)) for spectrum in spectra]
+    blocks = len(tilted_a)
+    j_lo = _reduce(np.minimum, block, j, blocks, n)
+    j_hi = _reduce(np.maximum, block, j, blocks, 0)
+    with np.errstate(invalid="ignore"):
+        ends = np.maximum(*(_power_log(log_modulus, count, n) for count in (j_lo, j_hi)))
+    significant = np.nonzero(np.any(ends > -80.0, axis=0))[0]
+    top = int(significant[-1]) + 1 if len(significant) else 1
+
+    a, b = (spectrum[:, :top] for spectrum in spectra)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_a, log_b = np.log(a), np.log(b)
+        exponent = (np.where(j_lo[:, None] > 0, j_lo[:, None] * log_a, 0.0)
+                    + np.where((n - j_hi)[:, None] > 0, (n - j_hi)[:, None] * log_b, 0.0))
+    shift = (origin[:, None] * frequencies[None, :top]) % length  # exact integers: the phase stays accurate
+    common = np.exp(exponent + 1j * (2 * np.pi / length) * shift)
+    span = int(np.max(j_hi - j_lo)) + 1
+    powers_a, powers_b = (_powers_table(spectrum, span) for spectrum in (a, b))
+    product = np.zeros((len(j), len(frequencies)), dtype=np.complex128)
+    product[:, :top] = common[block] * powers_a[j - j_lo[block], block] * powers_b[j_hi[block] - j, block]
+    circular = fft.irfft(product, length, axis=1, workers=-1)
+
+    size = best.shape[1]
+    first = s_left - origin[block]
+    stop = np.minimum(np.minimum(length, s_dn - origin[block] + length), size - origin[block])
+    position = np.arange(length)[None, :]
+    untrusted = ~((circular >= TRUST * np.max(circular, axis=1)[:, None]) & (circular > 0))
+    breaks = (untrusted & (position >= first[:, None])) | (position >= stop[:, None])
+    run_end = np.where(np.any(breaks, axis=1), np.argmax(breaks, axis=1), length)
+    for r in np.nonzero(run_end > first)[0]:
+        s = np.arange(s_left[r], s_left[r] + run_end[r] - first[r])
+        best[rows[r], s_left[r] : s[-1] + 1] = np.log(circular[r, first[r] : run_end[r]]) - theta[r] * s + cgf[r]
+    return np.maximum(origin[block] + run_end, s_left)
+
+
+def _powers_table(spectrum: np.ndarray, span: int) -> np.ndarray:
+    """[φ^0, φ^1, …, φ^(span−1)] of each block's spectrum, shape (span, blocks, frequencies)."""
+    out = np.ones((span,) + spectrum.shape, dtype=np.complex128)
+    if span > 1:
+        out[1:] = np.cumprod(np.broadcast_to(spectrum, (span - 1,) + spectrum.shape), axis=0)
+    return out
+
+
+def _power_log(log_modulus, count, n) -> np.ndarray:
+    """log |φ_A^count φ_B^{n−count}| per block and frequency (0·log 0 taken as 0)."""
+    log_a, log_b = log_modulus
+    return (np.where(count[:, None] > 0, count[:, None] * log_a, 0.0)
+            + np.where((n - count)[:, None] > 0, (n - count)[:, None] * log_b, 0.0))
+
+
+#: offsets θ' − θ at which the Chernoff bounds of the tails are evaluated (any offset gives a
+#: valid bound; these span the scales that matter)
+_CHERNOFF_OFFSETS = np.geomspace(1e-4, 200.0, 64)
+
+
+def _tail_limits(tables: _CumulantTables, j, n, theta, cgf, size):
+    """Per row, [s_dn, s_up] outside of which the row tilted by θ has mass < ALIAS per side.
+
+    Chernoff: log P(S_θ ≥ s) ≤ K(θ') − K(θ) − (θ'−θ)s for every θ' > θ (and the mirror bound
+    below), minimised over θ' = θ ± the offsets. K(θ) = ``cgf`` is exact; K(θ') is read from
+    the tables by linear interpolation, which never underestimates a convex K, so the bound
+    stays valid.
+    """
+    limits = []
+    for sign in (1.0, -1.0):
+        lam = sign * _CHERNOFF_OFFSETS[None, :]
+        other = theta[:, None] + lam
+        ratio = (tables.cgf_at(j, n, other) - cgf[:, None] - math.log(ALIAS)) / lam
+        ratio[(other < tables.theta[0]) | (other > tables.theta[-1])] = sign * np.inf  # off the grid
+        limits.append(np.min(ratio, axis=1) if sign > 0 else np.max(ratio, axis=1))
+    s_up = np.minimum(size - 1, np.ceil(limits[0]))
+    s_dn = np.maximum(0, np.floor(limits[1]))
+    return s_dn.astype(np.int64), s_up.astype(np.int64)
