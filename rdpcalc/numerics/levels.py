@@ -12,7 +12,7 @@ gives p_j(s) — so that every tail keeps its relative accuracy:
   A direct convolution of non-negative numbers has no cancellation, so every entry is
   accurate to a few ulps per stage unless it underflows: an entry of the tilted row ≥
   ``TINY`` is trusted, as the products lost to underflow are below 10⁻³⁰⁸ each. One tilt
-  covers ~575 nats below the peak of every row; tilts are added, aimed by the cumulant
+  covers ~620 nats below the peak of every row; tilts are added, aimed by the cumulant
   tables at the leftmost uncovered point, until every point of the support is covered.
   Cost O(n³m²/6) multiply-adds per tilt (n²m²/2 for the powers).
 * ``fft`` (large n, components of full support): tilted FFTs. An FFT is accurate to ~1e−16
@@ -42,17 +42,19 @@ from .fast import logsumexp
 TRUST = 1e-3
 #: tail mass of a tilted row beyond which a circular (aliased) FFT may wrap around
 ALIAS = 1e-24
-#: an entry of a tilted row computed by direct convolution is trusted at or above this value
-#: (the tilted row sums to 1; products lost to underflow are < 1e-308 each)
-TINY = 1e-250
-#: inputs below this are set to zero before convolving (they cannot reach TINY; subnormal
-#: arithmetic is several times slower)
+#: an entry of a tilted row computed by direct convolution is trusted at or above this value.
+#: The tilted components and powers are pmfs (sums 1), so convolving one with another does
+#: not grow an absolute error, and each stage drops less than 2e-300 per entry to _FLUSH and
+#: underflow: a row of n clients is off by < 4n·1e-300 absolute, far below an ulp of TINY.
+TINY = 1e-270
+#: inputs below this are set to zero before convolving (subnormal arithmetic is several
+#: times slower)
 _FLUSH = 1e-300
 #: nats below its peak that a direct tilt is aimed to reach (log(1/TINY) less a margin for the
 #: saddlepoint approximation and the peak's own height)
-_DIRECT_REACH = 520.0
+_DIRECT_REACH = 560.0
 #: the ``direct`` method is used up to this n (or whenever a component has zeros)
-DIRECT_MAX_N = 96
+DIRECT_MAX_N = 128
 #: the direct method gives up after this many tilts of one level
 MAX_TILTS = 400
 #: batches of the fft method hold at most this many numbers per array
@@ -61,8 +63,9 @@ _BATCH_ELEMENTS = 2_000_000
 _Z = math.sqrt(-2 * math.log(TRUST))
 #: rows of the fft method whose j fall in one span of this many share their tilts
 _BLOCK = 16
-#: points of the θ grid of the cumulant tables
+#: points of the θ grid of the cumulant tables (the direct method only aims with them)
 _GRID_POINTS = 2001
+_DIRECT_GRID_POINTS = 401
 
 
 class TiltingFailed(ArithmeticError):
@@ -96,11 +99,21 @@ class _CumulantTables:
     """K(θ) = log Σ_i p(i)e^{θi}, the tilted mean μ(θ) and variance v(θ) of each component
     on a grid of θ; a row's are j·(A's) + (n−j)·(B's)."""
 
-    def __init__(self, la: np.ndarray, lb: np.ndarray, n: int):
+    def __init__(self, la: np.ndarray, lb: np.ndarray, n: int, points: int = _GRID_POINTS):
         steepest = max(_steepest(la), _steepest(lb))
         reach = steepest + math.log(n * (len(la) - 1) + 1) + 40.0
-        self.theta = np.linspace(-reach, reach, _GRID_POINTS)
+        self.theta = np.linspace(-reach, reach, points)
         self.cgf, self.mean, self.var = zip(*(self._moments(l) for l in (la, lb)), strict=True)
+
+    def mirrored(self, m: int) -> _CumulantTables:
+        """The tables of the mirrored components p(m−1−i): K'(θ) = θ(m−1) + K(−θ), μ'(θ) =
+        m−1 − μ(−θ), v'(θ) = v(−θ) (the grid is symmetric)."""
+        out = object.__new__(_CumulantTables)
+        out.theta = self.theta
+        out.cgf = tuple(self.theta * (m - 1) + k[::-1] for k in self.cgf)
+        out.mean = tuple((m - 1) - mu[::-1] for mu in self.mean)
+        out.var = tuple(v[::-1] for v in self.var)
+        return out
 
     def _moments(self, l: np.ndarray):
         i = np.arange(len(l))
@@ -174,54 +187,76 @@ def _tilt(l: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
 
 # ------------------------------------------------------------------ direct
 def _direct_rows(la, lb, n, js) -> np.ndarray:
+    """The first tilt (θ = 0) computes whole rows. Where points are still missing, the next
+    tilt is aimed by the cumulant tables (:meth:`_CumulantTables.theta_for_reach`) at the
+    first missing point and, when rows miss only a prefix and/or a suffix (the usual
+    tails), computes just that prefix (a suffix is the prefix of the mirrored problem):
+    the first w outputs of a convolution need only the first w inputs, so a tail of
+    width w costs O(w²) per row instead of O(n²m²)."""
     size = n * (len(la) - 1) + 1
     full_support = bool(np.all(np.isfinite(la)) and np.all(np.isfinite(lb)))
     support = None if full_support else _support(la, lb, n, js, size)
-    s = np.arange(size)
-    best = None
-    pending = np.arange(len(js))
-    theta, tables = 0.0, None
+    best = np.full((len(js), size), -np.inf)
+    mirrored = (la[::-1].copy(), lb[::-1].copy())
+    tables: dict[bool, _CumulantTables] = {}
+    rows, theta, width, from_right = np.arange(len(js)), 0.0, size, False
+    missing_before = math.inf
     for _ in range(MAX_TILTS):
-        tilted, log_normaliser = _tilted_direct(la, lb, n, js[pending], theta, size)
-        with np.errstate(divide="ignore"):
-            values = np.log(tilted)
-        untrusted = values < math.log(TINY)
-        values += log_normaliser[:, None] - theta * s
-        if best is None:
-            values[untrusted] = -np.inf
-            best = values
+        values = _tilted_prefix(*(mirrored if from_right else (la, lb)), n, js[rows], theta, width)
+        block = best[rows, size - width :] if from_right else best[rows, :width]
+        np.copyto(block[:, ::-1] if from_right else block, values, where=values > -np.inf)
+        if from_right:
+            best[rows, size - width :] = block
         else:
-            block = best[pending]
-            block[~untrusted] = values[~untrusted]
-            best[pending] = block
+            best[rows, :width] = block
         missing = best == -np.inf
         if support is not None:
             missing &= support
-        pending = np.nonzero(np.any(missing, axis=1))[0]
-        if len(pending) == 0:
+        count = int(np.count_nonzero(missing))
+        if count == 0:
             return best
-        first = np.argmax(missing[pending], axis=1).astype(float)
-        tables = tables or _CumulantTables(la, lb, n)  # only levels that need a second tilt pay for it
-        next_theta = float(np.min(tables.theta_for_reach(js[pending], n, first, _DIRECT_REACH)))
-        if next_theta == theta:
+        if count >= missing_before:
             break
-        theta = next_theta
+        missing_before = count
+        rows, width, from_right, target = _next_tilt(missing, size)
+        if not tables:  # only levels that need a second tilt pay for them
+            tables[False] = _CumulantTables(la, lb, n, _DIRECT_GRID_POINTS)
+            tables[True] = tables[False].mirrored(len(la))
+        theta = float(np.min(tables[from_right].theta_for_reach(js[rows], n, np.full(len(rows), float(target)),
+                                                                _DIRECT_REACH)))
     raise TiltingFailed(f"direct tilts do not cover level {n}")
+
+
+def _next_tilt(missing: np.ndarray, size: int) -> tuple[np.ndarray, int, bool, int]:
+    """What the next direct tilt computes: (rows, width, from the right?, target point).
+    Missing prefixes first, then suffixes (as prefixes of the mirrored problem), each only
+    as wide as the widest one; whole rows, aimed at their first missing point, when only
+    holes inside rows remain."""
+    pending = np.nonzero(np.any(missing, axis=1))[0]
+    present = ~missing[pending]
+    prefix = np.where(np.any(present, axis=1), np.argmax(present, axis=1), size)
+    suffix = np.where(np.any(present, axis=1), np.argmax(present[:, ::-1], axis=1), size)
+    if np.any(prefix > 0):
+        return pending[prefix > 0], int(np.max(prefix)), False, 0
+    if np.any(suffix > 0):
+        return pending[suffix > 0], int(np.max(suffix)), True, 0
+    return pending, size, False, int(np.min(np.argmax(missing[pending], axis=1)))
 
 
 def _support(la, lb, n, js, size) -> np.ndarray:
     """Where each row is non-zero (boolean convolutions of the components' supports)."""
-    powers_a = _powers(np.isfinite(la).astype(float), int(js.max()), clip=True)
-    powers_b = _powers(np.isfinite(lb).astype(float), int(n - js.min()), clip=True)
+    powers_a = _powers(np.isfinite(la).astype(float), int(js.max()), size, clip=True)
+    powers_b = _powers(np.isfinite(lb).astype(float), int(n - js.min()), size, clip=True)
     return np.array([np.convolve(powers_a[j], powers_b[n - j]) > 0.5 for j in js])
 
 
-def _powers(a: np.ndarray, count: int, clip: bool = False) -> list[np.ndarray]:
-    """[a^{*0}, a^{*1}, …, a^{*count}] by repeated direct convolution; with ``clip`` each
-    power is capped at 1 (a support indicator), otherwise entries below _FLUSH are zeroed."""
+def _powers(a: np.ndarray, count: int, width: int, clip: bool = False) -> list[np.ndarray]:
+    """[a^{*0}, a^{*1}, …, a^{*count}] by repeated direct convolution, each cut to its first
+    ``width`` entries (which the cut does not change); with ``clip`` each power is capped at
+    1 (a support indicator), otherwise entries below _FLUSH are zeroed."""
     out = [np.ones(1)]
     for _ in range(count):
-        power = np.convolve(out[-1], a)
+        power = np.convolve(out[-1], a)[:width]
         if clip:
             np.minimum(power, 1.0, out=power)
         else:
@@ -230,19 +265,28 @@ def _powers(a: np.ndarray, count: int, clip: bool = False) -> list[np.ndarray]:
     return out
 
 
-def _tilted_direct(la, lb, n, js, theta, size):
-    """The tilted rows Ã^{*j} * B̃^{*(n−j)} (linear, each summing to 1) and, per row, the
-    log normaliser j·K_A(θ) + (n−j)·K_B(θ) that undoes the tilt with −θs."""
+def _tilted_prefix(la, lb, n, js, theta, width) -> np.ndarray:
+    """log p_j(s) for s < ``width`` where the tilted row Ã^{*j} * B̃^{*(n−j)} (linear, summing
+    to 1) is trusted (≥ TINY), −inf elsewhere; the tilt is undone with −θs + j·K_A(θ) +
+    (n−j)·K_B(θ)."""
     a, k_a = _tilt(la, theta)
     b, k_b = _tilt(lb, theta)
     a[a < _FLUSH] = 0.0
     b[b < _FLUSH] = 0.0
-    powers_a = _powers(a, int(js.max()))
-    powers_b = _powers(b, int(n - js.min()))
-    rows = np.empty((len(js), size))
+    powers_a = _powers(a, int(js.max()), width)
+    powers_b = _powers(b, int(n - js.min()), width)
+    values = np.zeros((len(js), width))
     for r, j in enumerate(js):
-        rows[r] = np.convolve(powers_a[j], powers_b[n - j])
-    return rows, js * k_a + (n - js) * k_b
+        row = np.convolve(powers_a[j], powers_b[n - j])[:width]
+        values[r, : len(row)] = row
+    untrusted = values < TINY
+    with np.errstate(divide="ignore"):
+        np.log(values, out=values)
+    values += (js * k_a + (n - js) * k_b)[:, None]
+    if theta != 0.0:
+        values -= theta * np.arange(width)
+    values[untrusted] = -np.inf
+    return values
 
 
 # ------------------------------------------------------------------ fft
@@ -263,7 +307,7 @@ def _fft_rows(la, lb, n, js) -> np.ndarray:
     s_left = np.zeros(len(js), dtype=np.int64)
     z = np.full(len(js), _Z)
     active = np.arange(len(js))
-    for _ in range(8 * size):  # each step advances every row or halves its z: never reached
+    for _ in range(8 * size * _BLOCK):  # every step, each block's binding row advances or halves its z
         if len(active) == 0:
             return best
         j, start = js[active], s_left[active]
