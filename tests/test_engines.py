@@ -160,6 +160,20 @@ def test_fft_rows_sharing_tilts_cover_every_row():
     assert np.max(np.abs(np.expm1(by_fft - by_direct))) < 1e-10
 
 
+def test_patchy_fft_windows_fall_back_to_direct_rows():
+    # nearly all mass at both ends: the tilted rows are nearly periodic, FFT windows patchy
+    mech = RQM(1, 1, 16, F(1, 10**12))
+    plus, minus = log_pmf(mech, F(1)), log_pmf(mech, F(-1))
+    n, js = 300, [0, 150, 300]
+    assert n > levels.DIRECT_MAX_N
+    with pytest.raises(levels.TiltingFailed):
+        levels.level_rows(plus, minus, n, js, method="fft")
+    rows = levels.level_rows(plus, minus, n, js)
+    for row, j in zip(rows, js, strict=True):
+        reference = fast.log_mixed_power(plus, minus, j, n - j)
+        assert np.max(np.abs(np.expm1(row - reference))) < 1e-10
+
+
 def test_pruned_divergence_sums_against_the_exact_sums():
     # supports above fast._PRUNE_ABOVE skip negligible terms; D₂ has its own exact form
     mech = RQM("1.5", "1.5", 8, "0.6")

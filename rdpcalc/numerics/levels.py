@@ -77,7 +77,7 @@ def level_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int] | None 
     """log pmf of A^{*j} * B^{*(n−j)} for each j in ``js`` (default 0 … n), as rows of an
     array of width n(m−1)+1. ``la``, ``lb``: log pmfs on {0 … m−1}. ``method`` forces
     ``direct`` or ``fft`` (default: ``direct`` up to :data:`DIRECT_MAX_N` or when a component
-    has zeros, else ``fft``)."""
+    has zeros, else ``fft``, and ``direct`` where the FFT windows cannot cover a row)."""
     la = np.asarray(la, dtype=np.float64)
     lb = np.asarray(lb, dtype=np.float64)
     if len(la) != len(lb):
@@ -88,11 +88,16 @@ def level_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int] | None 
     if n == 0 or len(js) == 0:
         return np.zeros((len(js), 1))
     full_support = bool(np.all(np.isfinite(la)) and np.all(np.isfinite(lb)))
-    if method is None:
-        method = "direct" if n <= DIRECT_MAX_N or not full_support else "fft"
-    if method == "fft" and not full_support:
-        raise TiltingFailed("the fft method needs components with full support")
-    return (_direct_rows if method == "direct" else _fft_rows)(la, lb, n, js)
+    if method == "fft" or (method is None and n > DIRECT_MAX_N and full_support):
+        if not full_support:
+            raise TiltingFailed("the fft method needs components with full support")
+        try:
+            return _fft_rows(la, lb, n, js)
+        except TiltingFailed:
+            if method == "fft":
+                raise
+    # (nearly periodic components, e.g. mass at both ends only, make the FFT windows patchy)
+    return _direct_rows(la, lb, n, js)
 
 
 class _CumulantTables:
