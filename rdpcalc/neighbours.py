@@ -158,6 +158,7 @@ def divergences(
     neighbours: Neighbours,
     engine,
     progress: Callable[[int, int], None] | None = None,
+    level=None,
 ) -> list[DivergencePoint]:
     """max over the candidate configurations of D_α(P‖Q), for each α, with the argmax.
 
@@ -166,7 +167,8 @@ def divergences(
     one level of n clients, computed once for every k and both directions. Otherwise the
     others' sums (n − 1 clients) are shared by every pair and each client's totals are
     computed once per x. The ks are processed in chunks that keep memory bounded. Ties
-    keep the first candidate (k in order, then pairs in order).
+    keep the first candidate (k in order, then pairs in order). ``level`` may hold the
+    engine's rows j = 0 … n of the level, already computed.
     """
     b = mechanism.bound
     at_bounds = {x for pair in neighbours.pairs for x in pair} <= {b, -b}
@@ -178,11 +180,11 @@ def divergences(
     for start in range(0, len(neighbours.ks), chunk):
         ks = neighbours.ks[start : start + chunk]
         if at_bounds:
-            rows = sorted(set(ks) | {k + 1 for k in ks})
-            level = engine.sums(mechanism, n, rows)
+            rows = list(range(n + 1)) if level is not None else sorted(set(ks) | {k + 1 for k in ks})
+            batch = level if level is not None else engine.sums(mechanism, n, rows)
             position = {row: index for index, row in enumerate(rows)}
-            totals = {b: engine.select(level, [position[k + 1] for k in ks]),
-                      -b: engine.select(level, [position[k] for k in ks])}
+            totals = {b: engine.select(batch, [position[k + 1] for k in ks]),
+                      -b: engine.select(batch, [position[k] for k in ks])}
         else:
             rests = engine.sums(mechanism, n - 1, ks)
             totals = {x: engine.add_client(client, rests) for x, client in clients.items()}
@@ -221,13 +223,24 @@ def sweep_n(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[tuple[str, int], tuple[Neighbours, list[DivergencePoint]]]:
-    """:func:`divergences` for every n in ``n_values`` and every protocol, keyed (protocol, n)."""
+    """:func:`divergences` for every n in ``n_values`` and every protocol, keyed (protocol, n).
+
+    With the fast engine the levels come from one sweep
+    (:func:`rdpcalc.numerics.levels.sweep_levels`), shared by the protocols."""
     wanted = sorted(set(n_values))
     results = {}
-    for n in wanted:
+    if engine.name == "fast":
+        from .mechanisms import log_pmf
+        from .numerics import levels
+
+        plus, minus = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
+        sweep = levels.sweep_levels(plus, minus, wanted)
+    else:
+        sweep = ((n, None) for n in wanted)
+    for n, level in sweep:
         for protocol in protocols:
             chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
-            results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine))
+            results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine, level=level))
             if progress is not None:
                 progress(len(results), len(wanted) * len(protocols))
     return results

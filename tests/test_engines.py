@@ -134,6 +134,23 @@ def test_level_rows_match_exact_engine_tails_included(method):
     assert np.max(np.abs(np.expm1(rows - ref_log))) < 1e-10
 
 
+def test_sweep_levels_match_exact_engine_tails_included():
+    # one Pascal pass per tilt gives every level; its tilts are chosen for the largest one
+    mech = PBM("1.5", "0.35", 16)
+    plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
+    swept = dict(levels.sweep_levels(plus, minus, [1, 7, 90, 150]))
+    assert sorted(swept) == [1, 7, 90, 150]
+    a, b = exact.from_mpmath(_mp_pmf(mech, F(3, 2))), exact.from_mpmath(_mp_pmf(mech, F(-3, 2)))
+    import gmpy2
+
+    for n, js in ((7, [0, 3, 7]), (90, [0, 45, 90]), (150, [0, 60, 149])):
+        with exact.precision(40):
+            reference = exact.mixed_power_rows(a, b, n, js)
+            ref_log = np.array([[float(gmpy2.log(v)) for v in reference[j]] for j in js])
+        assert np.max(np.abs(np.expm1(swept[n][js] - ref_log))) < 1e-10
+    assert ref_log.min() < -1000
+
+
 def test_direct_rows_keep_exact_zeros_of_sparse_components():
     with np.errstate(divide="ignore"):
         plus = np.log(np.array([0.5, 0.0, 0.3, 0.0, 0.2]))  # support {0, 2, 4}

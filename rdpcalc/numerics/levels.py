@@ -55,6 +55,8 @@ _FLUSH = 1e-300
 _DIRECT_REACH = 560.0
 #: the ``direct`` method is used up to this n (or whenever a component has zeros)
 DIRECT_MAX_N = 128
+#: sweeps over n up to this largest n run the Pascal recursion (:func:`sweep_levels`)
+SWEEP_MAX_N = 256
 #: the direct method gives up after this many tilts of one level
 MAX_TILTS = 400
 #: batches of the fft method hold at most this many numbers per array
@@ -191,29 +193,26 @@ def _tilt(l: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
 
 
 # ------------------------------------------------------------------ direct
-def _direct_rows(la, lb, n, js) -> np.ndarray:
+def _direct_rows(la, lb, n, js, best: np.ndarray | None = None, tilts: list | None = None) -> np.ndarray:
     """The first tilt (θ = 0) computes whole rows. Where points are still missing, the next
     tilt is aimed by the cumulant tables (:meth:`_CumulantTables.theta_for_reach`) at the
     first missing point and, when rows miss only a prefix and/or a suffix (the usual
     tails), computes just that prefix (a suffix is the prefix of the mirrored problem):
     the first w outputs of a convolution need only the first w inputs, so a tail of
-    width w costs O(w²) per row instead of O(n²m²)."""
+    width w costs O(w²) per row instead of O(n²m²).
+
+    ``best`` (rows of log p, −inf where missing) skips the first tilt and only fills the
+    gaps; the tilts used are appended to ``tilts``."""
     size = n * (len(la) - 1) + 1
     full_support = bool(np.all(np.isfinite(la)) and np.all(np.isfinite(lb)))
     support = None if full_support else _support(la, lb, n, js, size)
-    best = np.full((len(js), size), -np.inf)
     mirrored = (la[::-1].copy(), lb[::-1].copy())
+    if best is None:
+        best = np.full((len(js), size), -np.inf)
+        _apply_tilt(best, (la, lb), n, js, np.arange(len(js)), 0.0, size, False, tilts)
     tables: dict[bool, _CumulantTables] = {}
-    rows, theta, width, from_right = np.arange(len(js)), 0.0, size, False
     missing_before = math.inf
     for _ in range(MAX_TILTS):
-        values = _tilted_prefix(*(mirrored if from_right else (la, lb)), n, js[rows], theta, width)
-        block = best[rows, size - width :] if from_right else best[rows, :width]
-        np.copyto(block[:, ::-1] if from_right else block, values, where=values > -np.inf)
-        if from_right:
-            best[rows, size - width :] = block
-        else:
-            best[rows, :width] = block
         missing = best == -np.inf
         if support is not None:
             missing &= support
@@ -229,7 +228,23 @@ def _direct_rows(la, lb, n, js) -> np.ndarray:
             tables[True] = tables[False].mirrored(len(la))
         theta = float(np.min(tables[from_right].theta_for_reach(js[rows], n, np.full(len(rows), float(target)),
                                                                 _DIRECT_REACH)))
+        _apply_tilt(best, mirrored if from_right else (la, lb), n, js, rows, theta, width, from_right, tilts)
     raise TiltingFailed(f"direct tilts do not cover level {n}")
+
+
+def _apply_tilt(best, components, n, js, rows, theta, width, from_right, tilts) -> None:
+    """Write the trusted points of the first ``width`` outputs of ``rows`` under the tilt θ
+    (of the mirrored components, i.e. the last ``width`` outputs, if ``from_right``)."""
+    values = _tilted_prefix(*components, n, js[rows], theta, width)
+    size = best.shape[1]
+    block = best[rows, size - width :] if from_right else best[rows, :width]
+    np.copyto(block[:, ::-1] if from_right else block, values, where=values > -np.inf)
+    if from_right:
+        best[rows, size - width :] = block
+    else:
+        best[rows, :width] = block
+    if tilts is not None:
+        tilts.append(-theta if from_right else theta)
 
 
 def _next_tilt(missing: np.ndarray, size: int) -> tuple[np.ndarray, int, bool, int]:
@@ -292,6 +307,89 @@ def _tilted_prefix(la, lb, n, js, theta, width) -> np.ndarray:
         values -= theta * np.arange(width)
     values[untrusted] = -np.inf
     return values
+
+
+# ------------------------------------------------------------------ sweeps
+def sweep_levels(la: np.ndarray, lb: np.ndarray, ns: Sequence[int]):
+    """Yield (n, rows j = 0 … n of level n) for each n in ``ns``, in ascending order.
+
+    Up to n = SWEEP_MAX_N and for components of full support, by one pass of the Pascal
+    recursion per tilt: row j of level ℓ+1 is row j of level ℓ convolved with B̃ (the last
+    row: row ℓ convolved with Ã), in the linear domain under each tilt that the direct
+    method used for the largest level. Each step convolves with a pmf, so absolute errors
+    do not grow and a point is trusted under the same rule as the direct method's (≥ TINY);
+    a level takes each point from a tilt under which it is trusted, and the direct method
+    fills what none covers. Cost O(n³m²/3) multiply-adds per tilt for the whole sweep,
+    about twice one level's. Otherwise, each level by :func:`level_rows`.
+    """
+    wanted = sorted(set(ns))
+    full_support = bool(np.all(np.isfinite(la)) and np.all(np.isfinite(lb)))
+    if not wanted or wanted[-1] > SWEEP_MAX_N or not full_support:
+        for n in wanted:
+            yield n, level_rows(la, lb, n)
+        return
+    top = wanted[-1]
+    tilts: list[float] = []
+    top_rows = _direct_rows(la, lb, top, np.arange(top + 1), tilts=tilts)
+    passes = [_PascalPass(la, lb, theta) for theta in dict.fromkeys(tilts)]
+    for n in range(1, top):
+        for tilted in passes:
+            tilted.advance()
+        if n in wanted:
+            best = passes[0].log_rows(slice(None))  # θ = 0, the direct method's first tilt
+            for tilted in passes[1:]:
+                missing = best == -np.inf
+                for columns in _missing_columns(missing):
+                    values = tilted.log_rows(columns)
+                    np.copyto(best[:, columns], values, where=values > -np.inf)
+            yield n, _direct_rows(la, lb, n, np.arange(n + 1), best=best)
+    yield top, top_rows
+
+
+class _PascalPass:
+    """The rows of successive levels under one tilt θ, linear, each a pmf."""
+
+    def __init__(self, la: np.ndarray, lb: np.ndarray, theta: float):
+        self.theta = theta
+        (self.a, self.k_a), (self.b, self.k_b) = _tilt(la, theta), _tilt(lb, theta)
+        self.a[self.a < _FLUSH] = 0.0
+        self.b[self.b < _FLUSH] = 0.0
+        self.rows = [np.ones(1)]
+
+    def advance(self) -> None:
+        """From level ℓ to ℓ+1: A^{*j} B^{*(ℓ+1−j)} = (A^{*j} B^{*(ℓ−j)}) * B, and the last row × A."""
+        rows = [np.convolve(row, self.b) for row in self.rows] + [np.convolve(self.rows[-1], self.a)]
+        for row in rows:
+            row[row < _FLUSH] = 0.0
+        self.rows = rows
+
+    def log_rows(self, columns: slice) -> np.ndarray:
+        """log p of the current level on ``columns`` where trusted (≥ TINY), −inf elsewhere."""
+        n = len(self.rows) - 1
+        tilted = np.array([row[columns] for row in self.rows])
+        untrusted = tilted < TINY
+        with np.errstate(divide="ignore"):
+            values = np.log(tilted)
+        j = np.arange(n + 1)
+        s = np.arange(len(self.rows[0]))[columns]
+        values += (j * self.k_a + (n - j) * self.k_b)[:, None] - self.theta * s
+        values[untrusted] = -np.inf
+        return values
+
+
+def _missing_columns(missing: np.ndarray) -> list[slice]:
+    """Column slices that hold every missing point: the missing prefix and suffix of the
+    columns, or all columns if some are missing in between."""
+    columns = np.any(missing, axis=0)
+    if not np.any(columns):
+        return []
+    present = np.nonzero(~columns)[0]
+    if len(present) == 0:
+        return [slice(None)]
+    first, last = int(present[0]), int(present[-1])
+    if np.any(columns[first : last + 1]):
+        return [slice(None)]
+    return [part for part in (slice(0, first), slice(last + 1, len(columns))) if part.stop - part.start > 0]
 
 
 # ------------------------------------------------------------------ fft
