@@ -9,8 +9,8 @@ the same support.
   clients, ks[i] of them at +bound and the rest at −bound (:mod:`.levels` for the fast
   engine); ``select(batch, rows)`` picks rows of a batch;
 * ``add_client(client, rests)``: the batch of totals when client 1 holds another input;
-* ``divergences(p, q, alphas)``: for each row, D_α(P‖Q) for each α; ``divergences_both``
-  gives the pair (D_α(P‖Q), D_α(Q‖P)).
+* ``divergences_both(p, q, alphas)``: for each row and each α, the pair of batches
+  (D_α(P‖Q), D_α(Q‖P)).
 
 Values come back as floats (``math.inf`` for +∞); the exact engine also keeps its mpf values
 for printing at full precision.
@@ -63,9 +63,6 @@ class FastEngine:
     def add_client(self, client: np.ndarray, rest: np.ndarray) -> np.ndarray:
         return fast.log_convolve(client, rest)
 
-    def divergences(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]) -> np.ndarray:
-        return fast.renyi_divergences(p, q, np.asarray(alphas, dtype=float))
-
     def divergences_both(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
         return fast.renyi_divergences(p, q, np.asarray(alphas, dtype=float), both=True)
 
@@ -111,11 +108,11 @@ class ExactEngine:
         with exact.precision(self.dps):
             return [exact.convolve(client, rest) for rest in rests]
 
-    def divergences(self, p: list[list], q: list[list], alphas: Sequence[float]) -> list[list]:
-        return [exact.renyi_divergences(row_p, row_q, alphas, self.dps) for row_p, row_q in zip(p, q, strict=True)]
-
     def divergences_both(self, p: list[list], q: list[list], alphas: Sequence[float]):
-        return self.divergences(p, q, alphas), self.divergences(q, p, alphas)
+        def one_way(first, second):
+            return [exact.renyi_divergences(x, y, alphas, self.dps) for x, y in zip(first, second, strict=True)]
+
+        return one_way(p, q), one_way(q, p)
 
 
     def digits(self, value) -> str:
