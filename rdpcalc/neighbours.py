@@ -230,11 +230,10 @@ def sweep_n(
     wanted = sorted(set(n_values))
     results = {}
     if engine.name == "fast":
-        from .mechanisms import log_pmf
         from .numerics import levels
 
-        plus, minus = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
-        sweep = levels.sweep_levels(plus, minus, wanted)
+        b = mechanism.bound
+        sweep = levels.sweep_levels(engine.client(mechanism, b), engine.client(mechanism, -b), wanted)
     else:
         sweep = ((n, None) for n in wanted)
     for n, level in sweep:

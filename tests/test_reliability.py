@@ -150,6 +150,10 @@ def test_self_check_catches_a_pmf_that_is_not_a_distribution(monkeypatch):
         make_engine("fast").client(mech, F(1))
     with pytest.raises(ArithmeticError, match="self-check"):
         make_engine("exact", 30).client(mech, F(1))
+    # the worst case over k builds its sums from the pmfs at ±c: they are checked there too
+    for engine in ("fast", "exact"):
+        with pytest.raises(ArithmeticError, match="self-check"):
+            api.divergence(mech, n=5, alphas=[2], engine=engine, dps=30)
     _log_pmf_cached.cache_clear()
 
 

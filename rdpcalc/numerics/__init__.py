@@ -49,8 +49,7 @@ class FastEngine:
         return logs
 
     def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> np.ndarray:
-        plus = log_pmf(mechanism, mechanism.bound)
-        minus = log_pmf(mechanism, -mechanism.bound)
+        plus, minus = self.client(mechanism, mechanism.bound), self.client(mechanism, -mechanism.bound)
         try:
             return levels.level_rows(plus, minus, count, ks)
         except levels.TiltingFailed:
@@ -65,7 +64,6 @@ class FastEngine:
 
     def divergences_both(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
         return fast.renyi_divergences(p, q, np.asarray(alphas, dtype=float), both=True)
-
 
 
 class ExactEngine:

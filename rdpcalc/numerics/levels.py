@@ -123,14 +123,8 @@ class _CumulantTables:
         return out
 
     def _moments(self, l: np.ndarray):
-        i = np.arange(len(l))
-        with np.errstate(invalid="ignore"):
-            t = l[None, :] + self.theta[:, None] * i[None, :]
-        t[:, ~np.isfinite(l)] = -np.inf
-        k = logsumexp(t, axis=1)
-        w = np.exp(t - k[:, None])
-        mu = w @ i
-        return k, mu, np.maximum(w @ (i * i) - mu * mu, 0.0)
+        tilted, k = _tilt_rows(l, self.theta)
+        return k, tilted @ np.arange(len(l)), _variance(tilted)
 
     def theta_for_left_edge(self, js: np.ndarray, n: int, z: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Per row j, the θ at which μ_j(θ) − z·σ_j(θ) (the left edge of the row's window)
@@ -185,11 +179,25 @@ def _steepest(l: np.ndarray) -> float:
 
 def _tilt(l: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
     """The tilted, normalised pmf exp(l(i) + θi − K(θ)) and K(θ)."""
+    tilted, k = _tilt_rows(l, np.array([theta]))
+    return tilted[0], float(k[0])
+
+
+def _tilt_rows(l: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per θ, the tilted normalised pmf exp(l(i) + θi − K(θ)) (a row each; zeros stay
+    zeros) and K(θ)."""
     with np.errstate(invalid="ignore"):
-        t = l + theta * np.arange(len(l))
-    t[~np.isfinite(l)] = -np.inf
-    k = float(logsumexp(t))
-    return np.exp(t - k), k
+        t = l[None, :] + theta[:, None] * np.arange(len(l))[None, :]
+    t[:, ~np.isfinite(l)] = -np.inf
+    k = logsumexp(t, axis=1)
+    return np.exp(t - k[:, None]), k
+
+
+def _variance(tilted: np.ndarray) -> np.ndarray:
+    """Variance of each row's tilted pmf (rows of probabilities on 0 … m−1)."""
+    i = np.arange(tilted.shape[1])
+    mean = tilted @ i
+    return np.maximum(tilted @ (i * i) - mean * mean, 0.0)
 
 
 # ------------------------------------------------------------------ direct
@@ -450,20 +458,6 @@ def _reduce(ufunc, groups: np.ndarray, values: np.ndarray, count: int, initial) 
     out = np.full(count, initial, dtype=np.result_type(values, type(initial)))
     ufunc.at(out, groups, values)
     return out
-
-
-def _tilt_rows(l: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per θ, the tilted normalised pmf exp(l(i) + θi − K(θ)) (a row each) and K(θ)."""
-    t = l[None, :] + theta[:, None] * np.arange(len(l))[None, :]
-    k = logsumexp(t, axis=1)
-    return np.exp(t - k[:, None]), k
-
-
-def _variance(tilted: np.ndarray) -> np.ndarray:
-    """Variance of each row's tilted pmf (rows of probabilities on 0 … m−1)."""
-    i = np.arange(tilted.shape[1])
-    mean = tilted @ i
-    return np.maximum(tilted @ (i * i) - mean * mean, 0.0)
 
 
 def _batches(lengths: np.ndarray, rows: np.ndarray):
