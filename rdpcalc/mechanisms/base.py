@@ -104,6 +104,20 @@ class Mechanism(ABC):
     def pmf(self, x: Fraction) -> list[mpmath.mpf]:
         """The output pmf at input ``x`` at the current mpmath precision."""
 
+    #: how the worst case of the SecAgg sum treats the other clients (:mod:`rdpcalc.worstcase`):
+    #: "affine" (the pmf is affine in x between breakpoints, so others at breakpoints are the
+    #: whole family), "relaxed" (PBM: a certified relaxation, ``relaxed_components``), or
+    #: "breakpoints" (others searched at the breakpoints only; certified by one client)
+    OTHERS_FAMILY: ClassVar[str] = "affine"
+
+    #: True where the pmf at −x is the pmf at x reversed and the breakpoints are symmetric
+    #: (the worst-case search then skips mirror images; tested per mechanism)
+    MIRRORED: ClassVar[bool] = False
+
+    def mirror_symmetric(self) -> bool:
+        """Whether P_{−x}(i) = P_x(support_size − 1 − i) for every x (``MIRRORED``)."""
+        return self.MIRRORED
+
     #: extra parameters of ``rdpcalc bound`` for this mechanism (e.g. QMGeo's d and κ)
     BOUND_PARAMS: ClassVar[tuple[ParamSpec, ...]] = ()
 

@@ -56,6 +56,15 @@ class PBM(Mechanism):
         """p(x) = ½ + θx/c, exactly."""
         return Fraction(1, 2) + self.theta * x / self.c
 
+    OTHERS_FAMILY = "relaxed"
+    MIRRORED = True
+
+    def relaxed_components(self) -> tuple[list, list, int]:
+        """The pmfs of one trial at −c and at c, Bernoulli(p(∓c)), and the trials per client: the
+        others' trials relaxed to independent inputs (:mod:`rdpcalc.worstcase`)."""
+        low, high = (to_mpf(self.success_probability(x)) for x in (-self.c, self.c))
+        return [1 - low, low], [1 - high, high], self.trials
+
     def output_values(self) -> list[Fraction]:
         """(c/(Mθ)) (Z − M/2): the unbiased per-client decoding of Z = 0 … M."""
         M = self.trials

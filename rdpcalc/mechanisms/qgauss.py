@@ -72,6 +72,10 @@ class QuantizedGaussian(Mechanism):
     def output_values(self) -> list[Fraction]:
         return [self.level(r) for r in range(self.k)]
 
+    #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase`)
+    OTHERS_FAMILY = "breakpoints"
+    MIRRORED = True
+
     def breakpoints(self) -> tuple[Fraction, ...]:
         """(−C_q/2, C_q/2). The hat kernels of stochastic rounding and the Gaussian are TP2, so
         {P_x} has a monotone likelihood ratio in the output: that makes (C_q/2, −C_q/2) the

@@ -116,6 +116,9 @@ class QMGeo(Mechanism):
             r -= 1
         return r, t - r
 
+    #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase`)
+    OTHERS_FAMILY = "breakpoints"
+
     def breakpoints(self) -> tuple[Fraction, ...]:
         """The levels Bin(0) … Bin(R−1). Inside each interval the pmf is affine in w, and it
         jumps at every level (extract §1.5 P2), so the supremum over inputs is a maximum over

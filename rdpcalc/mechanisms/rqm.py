@@ -53,6 +53,8 @@ class RQM(Mechanism):
         object.__setattr__(self, "m", m)
         object.__setattr__(self, "q", open_unit(self.q, "--q", upper=1))
 
+    MIRRORED = True
+
     # ----------------------------------------------------------------- geometry
     @property
     def bound(self) -> Fraction:

@@ -9,8 +9,14 @@ the same support.
   clients, ks[i] of them at +bound and the rest at −bound (:mod:`.levels` for the fast
   engine); ``select(batch, rows)`` picks rows of a batch;
 * ``add_client(client, rests)``: the batch of totals when client 1 holds another input;
+* ``level(a, b, count, js)``: the batch whose row i is A^{*js[i]} * B^{*(count−js[i])} for two
+  client pmfs (one level of a two-group configuration); ``unit()`` the pmf of an empty sum;
+  ``concat(batches)`` stacks batches on one support; ``powers(c, count)`` the rows
+  C^{*0} … C^{*count} of one pmf, padded to one support; ``from_mpmath(probabilities)`` takes a
+  pmf given in mpmath (a sub-client's, :mod:`rdpcalc.worstcase`);
 * ``divergences_both(p, q, alphas)``: for each row and each α, the pair of batches
-  (D_α(P‖Q), D_α(Q‖P)).
+  (D_α(P‖Q), D_α(Q‖P)); ``screen_both`` the same as quick float arrays for ranking
+  candidates (:func:`.fast.screened_divergences`).
 
 Values come back as floats (``math.inf`` for +∞); the exact engine also keeps its mpf values
 for printing at full precision.
@@ -22,6 +28,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+import gmpy2
 import mpmath
 import numpy as np
 
@@ -62,8 +69,42 @@ class FastEngine:
     def add_client(self, client: np.ndarray, rest: np.ndarray) -> np.ndarray:
         return fast.log_convolve(client, rest)
 
+    @staticmethod
+    def level(a: np.ndarray, b: np.ndarray, count: int, js: Sequence[int]) -> np.ndarray:
+        try:
+            return levels.level_rows(a, b, count, js)
+        except levels.TiltingFailed:
+            return np.array([fast.log_mixed_power(a, b, j, count - j) for j in js])
+
+    @staticmethod
+    def unit() -> np.ndarray:
+        return np.zeros((1, 1))
+
+    @staticmethod
+    def powers(c: np.ndarray, count: int) -> np.ndarray:
+        rows = np.full((count + 1, count * (len(c) - 1) + 1), -np.inf)
+        rows[0, 0] = 0.0
+        current = np.zeros(1)
+        for power in range(1, count + 1):
+            current = fast.log_convolve(c, current)
+            rows[power, : len(current)] = current
+        return rows
+
+    @staticmethod
+    def concat(batches: Sequence[np.ndarray]) -> np.ndarray:
+        return np.concatenate(batches)
+
+    @staticmethod
+    def from_mpmath(probabilities: Sequence) -> np.ndarray:
+        with mpmath.workdps(40):
+            return np.array([float(mpmath.log(p)) if p > 0 else -np.inf for p in probabilities])
+
     def divergences_both(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
         return fast.renyi_divergences(p, q, np.asarray(alphas, dtype=float), both=True)
+
+    @staticmethod
+    def screen_both(p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
+        return fast.screened_divergences(p, q, np.asarray(alphas, dtype=float))
 
 
 class ExactEngine:
@@ -85,14 +126,17 @@ class ExactEngine:
                 raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
             return exact.from_mpmath(probabilities)
 
-    def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> list[list]:
-        size = count * (mechanism.support_size - 1) + 1
+    @staticmethod
+    def _check_support(size: int) -> None:
         if size > EXACT_MAX_SUPPORT:
             raise ParameterError(
                 "--engine",
                 f"exact supports sums with n·(outputs−1)+1 ≤ {EXACT_MAX_SUPPORT}, this one has "
                 f"{size}; use --engine fast",
             )
+
+    def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> list[list]:
+        self._check_support(count * (mechanism.support_size - 1) + 1)
         plus, minus = self.client(mechanism, mechanism.bound), self.client(mechanism, -mechanism.bound)
         with exact.precision(self.dps):
             rows = exact.mixed_power_rows(plus, minus, count, ks)
@@ -106,12 +150,46 @@ class ExactEngine:
         with exact.precision(self.dps):
             return [exact.convolve(client, rest) for rest in rests]
 
+    def level(self, a: list, b: list, count: int, js: Sequence[int]) -> list[list]:
+        self._check_support(count * (len(a) - 1) + 1)
+        with exact.precision(self.dps):
+            rows = exact.mixed_power_rows(a, b, count, js)
+        return [rows[j] for j in js]
+
+    @staticmethod
+    def unit() -> list[list]:
+        return [[gmpy2.mpfr(1)]]
+
+    def powers(self, c: list, count: int) -> list[list]:
+        width = count * (len(c) - 1) + 1
+        self._check_support(width)
+        rows, current = [], [gmpy2.mpfr(1)]
+        with exact.precision(self.dps):
+            for power in range(count + 1):
+                if power:
+                    current = exact.convolve(c, current)
+                rows.append(current + [gmpy2.mpfr(0)] * (width - len(current)))
+        return rows
+
+    @staticmethod
+    def concat(batches: Sequence[list]) -> list:
+        return [row for batch in batches for row in batch]
+
+    def from_mpmath(self, probabilities: Sequence) -> list:
+        return exact.from_mpmath(probabilities)
+
     def divergences_both(self, p: list[list], q: list[list], alphas: Sequence[float]):
         def one_way(first, second):
             return [exact.renyi_divergences(x, y, alphas, self.dps) for x, y in zip(first, second, strict=True)]
 
         return one_way(p, q), one_way(q, p)
 
+    @staticmethod
+    def screen_both(p: list[list], q: list[list], alphas: Sequence[float]):
+        def logs(batch):
+            return np.array([[float(gmpy2.log(v)) if v > 0 else -np.inf for v in row] for row in batch])
+
+        return fast.screened_divergences(logs(p), logs(q), np.asarray(alphas, dtype=float))
 
     def digits(self, value) -> str:
         """All ``dps`` significant digits of a value of this engine."""
