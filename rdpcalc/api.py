@@ -18,6 +18,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from . import worstcase
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
@@ -25,6 +26,7 @@ from .mechanisms.base import Exact
 from .neighbours import DivergencePoint, choose_neighbours, divergences
 from .numerics import make_engine
 from .orders import collect_alphas
+from .worstcase import EXHAUSTIVE_BUDGET
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -58,25 +60,34 @@ def divergence(
     grid: int | None = None,
     margin=None,
     k_option: str = "--k",
+    budget: int = EXHAUSTIVE_BUDGET,
 ) -> list[dict]:
     """Rényi divergences of the SecAgg sum of ``n`` clients between neighbouring inputs.
 
     One record per order α, each with the divergence, the protocol that chose the
-    neighbours, and the configuration (x, x_prime, k) attaining it; see
-    :mod:`rdpcalc.neighbours` for the protocols. Orders: ``alphas`` (numbers ≥ 1 or "inf")
+    neighbours, and the configuration attaining it: client 1's ``x`` and ``x_prime``, the
+    others' inputs ``others`` as [input, count] pairs, and ``k`` (the others at +b, when all
+    sit at ±b; else None). The ``worst`` protocol also gives ``certified_upper``, an upper
+    bound on the true worst case (equal to ``divergence`` when ``search`` is ``exhaustive``);
+    ``budget`` caps the multisets of others searched exhaustively. See
+    :mod:`rdpcalc.neighbours` and :mod:`rdpcalc.worstcase`. Orders: ``alphas`` (numbers ≥ 1 or "inf")
     and ``alpha_ranges`` ("START:STOP:COUNT[:log|lin]"); default 1, 2, 10, ∞.
     One client only: ``grid`` searches all pairs of ``grid`` equally spaced inputs instead of
     the breakpoints; ``margin`` η searches the inputs kept ηΔ away from the levels (QMGeo).
     """
-    if not mechanism.defines_distribution:
-        raise ParameterError("--normalisers", "printed: eqs. (10)–(11) do not give a distribution (the masses do not "
-                                              "sum to one), so divergences are undefined; inspect it with 'rdpcalc pmf'")
+    _check_distribution(mechanism)
     orders = collect_alphas(_order_texts(alphas), alpha_ranges)
     engine_obj = make_engine(engine, dps)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
-    chosen = choose_neighbours(mechanism, n, neighbours, k, x, x_prime, seed, inputs, inputs_text, k_option)
+    chosen = choose_neighbours(mechanism, n, neighbours, k, x, x_prime, seed, inputs, inputs_text, k_option, budget)
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     return [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj) for point in points]
+
+
+def _check_distribution(mechanism: Mechanism) -> None:
+    if not mechanism.defines_distribution:
+        raise ParameterError("--normalisers", "printed: eqs. (10)–(11) do not give a distribution (the masses do not "
+                                              "sum to one), so divergences are undefined; inspect it with 'rdpcalc pmf'")
 
 
 def _input_set(mechanism: Mechanism, grid, margin):
@@ -111,6 +122,11 @@ def _divergence_record(mechanism, n, point: DivergencePoint, protocol, descripti
     record["x"] = float(point.attained.x)
     record["x_prime"] = float(point.attained.x_prime)
     record["k"] = point.attained.k
+    record["others"] = [[float(value), count] for value, count in point.attained.others]
+    record["certified_upper"] = point.upper
+    record["search"] = point.search
+    if point.certificate:
+        record["certificate"] = point.certificate
     record["engine"] = engine.name
     if engine.dps is not None:
         record["dps"] = engine.dps
@@ -237,20 +253,43 @@ THREAT_TEXT = {
 }
 
 
+PER_ROUND = ("certified", "found")
+
+
 def per_round_curve(mechanism: Mechanism, n: int, threat: str, sampling: str, amplified: bool,
-                    engine: str = "fast", dps: int = 50):
-    """The per-coordinate Rényi curve of one round and the number of clients it was computed
-    for. With SecAgg and sampling without replacement the sum has exactly n clients; with
-    Poisson sampling its size is random, so the one-client curve (the largest, the worst case
-    being non-increasing in n) is used; the local threat model always uses one client."""
+                    engine: str = "fast", dps: int = 50, per_round: str = "certified"):
+    """The per-coordinate Rényi curve of one round, the number of clients it was computed for,
+    and what the curve is. With SecAgg and sampling without replacement the sum has exactly n
+    clients; with Poisson sampling its size is random, so the one-client curve (the largest,
+    the worst case being non-increasing in n) is used; the local threat model always uses one
+    client.
+
+    For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase`): ``per_round`` =
+    ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
+    where the search is exhaustive), ``found`` the largest value the search found, a lower
+    bound of the worst case and so *not* a guarantee."""
     from .accounting import INTEGER_ORDERS, ORDERS, THREATS, RdpCurve
 
     if threat not in THREATS:
         raise ParameterError("--threat", f"must be one of {', '.join(THREATS)}, got {threat!r}")
+    if per_round not in PER_ROUND:
+        raise ParameterError("--per-round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
     clients_in_sum = n if threat == "secagg" and sampling == "without-replacement" else 1
     orders = [*(INTEGER_ORDERS if amplified else ORDERS), math.inf]
-    records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
-    return RdpCurve(np.array(orders, dtype=float), np.array([r["divergence"] for r in records])), clients_in_sum
+    if clients_in_sum > 1 and per_round == "certified":
+        _check_distribution(mechanism)
+        choose_neighbours(mechanism, clients_in_sum)  # validates n for the search
+        values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders, make_engine(engine, dps))
+        text = f"certified upper bound of the worst case ({certificate})"
+    else:
+        records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
+        values = [r["divergence"] for r in records]
+        exhaustive = all(r["search"] == "exhaustive" and r["certified_upper"] == r["divergence"] for r in records)
+        text = ("the exact worst case (one client)" if clients_in_sum == 1
+                else f"the exact worst case (search: {records[0]['search']})" if exhaustive
+                else "the largest value found by the search (two-group+ascent): a lower bound of the worst case, "
+                     "NOT a guarantee")
+    return RdpCurve(np.array(orders, dtype=float), np.array(values, dtype=float)), clients_in_sum, text
 
 
 def account(
@@ -266,6 +305,7 @@ def account(
     engine: str = "fast",
     dps: int = 50,
     curve=None,
+    per_round: str = "certified",
 ) -> dict:
     """(ε, δ) of a whole run: d coordinates per round (composed before amplification, since
     they share the sampled clients), n of ``clients`` sampled per round, ``rounds`` rounds.
@@ -275,7 +315,9 @@ def account(
     ``mechanism`` is a :class:`Mechanism` (its exact per-round curve is computed) or, with
     ``curve`` given, a name for a precomputed per-round curve (the reference mechanisms).
     Returns one record with ``epsilon``, ``delta``, ``order`` (the attaining α), the inputs,
-    and ``curve``: the per-round and whole-run curves.
+    and ``curve``: the per-round and whole-run curves. ``per_round`` (``certified`` or
+    ``found``) picks the per-round curve of a sum of n > 1 clients (:func:`per_round_curve`);
+    ``per_round_curve`` in the record says what it is.
     """
     from . import accounting as acc
 
@@ -290,10 +332,12 @@ def account(
         raise ParameterError("--sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
     rate = n / clients
     if curve is None:
-        coordinate, clients_in_sum = per_round_curve(mechanism, n, threat, sampling, rate < 1, engine, dps)
+        coordinate, clients_in_sum, curve_text = per_round_curve(mechanism, n, threat, sampling, rate < 1, engine, dps,
+                                                                 per_round)
         name, params = mechanism.name, mechanism.parameters()
     else:
         coordinate, clients_in_sum, (name, params) = curve, None, mechanism
+        curve_text = "the mechanism's exact Rényi curve"
     round_curve = coordinate.scaled(dim)
     if rate < 1:
         round_curve = acc.amplify(round_curve, rate, sampling)
@@ -301,7 +345,8 @@ def account(
     eps, order = acc.epsilon(total, delta_target)
     record = {"mechanism": name, "parameters": params, "n": n, "clients": clients, "sample_rate": rate, "rounds": rounds,
               "dim": dim, "threat": THREAT_TEXT.get(threat, threat), "sampling": sampling if rate < 1 else "none",
-              "clients_in_sum": clients_in_sum, "delta": delta_target, "epsilon": eps, "order": order}
+              "clients_in_sum": clients_in_sum, "per_round": per_round if clients_in_sum else None,
+              "per_round_curve": curve_text, "delta": delta_target, "epsilon": eps, "order": order}
     if epsilon_target is not None:
         record["epsilon_target"] = float(epsilon_target)
         record["delta_at_epsilon_target"], record["delta_order"] = acc.delta_at(total, float(epsilon_target))

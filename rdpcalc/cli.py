@@ -24,6 +24,7 @@ from .mechanisms import MECHANISMS
 from .neighbours import PROTOCOLS
 from .numerics import ENGINES
 from .orders import format_alpha, parse_alpha
+from .worstcase import EXHAUSTIVE_BUDGET, MAX_BUDGET
 
 EXAMPLES = {
     "divergence": """\b
@@ -123,21 +124,37 @@ def _render_divergence(mechanism, records: list[dict]) -> None:
     first = records[0]
     engine = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
     clients = "one client" if first["n"] == 1 else f"SecAgg sum of n = {first['n']} clients"
+    searched = first["n"] > 1 and first["neighbours"] == "worst"
     table = Table()
     table.add_column("α", justify="right")
-    table.add_column("D_α (nats)", justify="right")
+    table.add_column("D_α found (nats)" if searched else "D_α (nats)", justify="right")
+    if searched:
+        table.add_column("certified ≤", justify="right")
     table.add_column("x", justify="right")
     table.add_column("x′", justify="right")
-    if first["n"] > 1:
+    if searched:
+        table.add_column("others")
+    elif first["n"] > 1:
         table.add_column("k others at +c", justify="right")
     for r in records:
         value = r.get("divergence_digits", _number(r["divergence"]))
-        row = [_alpha_text(r["alpha"]), "+∞" if value == "inf" else value, _number(r["x"]), _number(r["x_prime"])]
-        if first["n"] > 1:
+        row = [_alpha_text(r["alpha"]), "+∞" if value == "inf" else value]
+        if searched:
+            row.append(_number(r["certified_upper"]))
+        row += [_number(r["x"]), _number(r["x_prime"])]
+        if searched:
+            row.append(", ".join(f"{count} × {_number(value)}" for value, count in r["others"]))
+        elif first["n"] > 1:
             row.append(str(r["k"]))
         table.add_row(*row)
-    reasons = [f"α = {_alpha_text(r['alpha'])}: +∞ because {r['reason']}" for r in records if "reason" in r]
-    _print_block([_title(mechanism), f"{clients}; {engine}", f"neighbours {first['protocol']}"], table, reasons[:1])
+    header = [_title(mechanism), f"{clients}; {engine}", f"neighbours {first['protocol']}"]
+    notes = []
+    if searched:
+        header.append(f"search: {first['search']}; certified upper bound: {first['certificate']}")
+        if any(not r["certified_upper"] <= r["divergence"] * (1 + 1e-9) for r in records):
+            notes.append("the true worst case lies in [found, certified]; account and calibrate use the certified bound")
+    notes += [f"α = {_alpha_text(r['alpha'])}: +∞ because {r['reason']}" for r in records if "reason" in r][:1]
+    _print_block(header, table, notes)
 
 
 def _render_pmf(mechanism, records: list[dict], summary: dict) -> None:
@@ -249,13 +266,14 @@ def _divergence_command(cls) -> click.Command:
         dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
         seed = _int_option(kwargs["seed"], "--seed", 0, 2**63 - 1)
         grid = _int_option(kwargs["grid"], "--grid", 2, 2001)
+        budget = _int_option(kwargs["budget"], "--budget", 1, MAX_BUDGET)
         _check_csv_path(kwargs["csv_path"])
         with _progress(not kwargs["as_json"], "worst case") as progress:
             records = api.divergence(
                 mechanism, n=n, alphas=[*kwargs["alpha"]], neighbours=kwargs["neighbours"], k=k,
                 x=kwargs["x"], x_prime=kwargs["x_prime"], seed=seed, engine=kwargs["engine"], dps=dps,
                 progress=progress, alpha_ranges=[*kwargs["alphas"]], grid=grid, margin=kwargs["margin"],
-                k_option=k_name,
+                k_option=k_name, budget=budget,
             )
         _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_divergence(mechanism, r))
 
@@ -265,8 +283,13 @@ def _divergence_command(cls) -> click.Command:
         *ALPHA_OPTIONS,
         *ENGINE_OPTIONS,
         click.Option(["--neighbours"], type=click.Choice(PROTOCOLS), default="worst", show_default=True,
-                     help="worst: max over neighbouring inputs (n=1: all breakpoint pairs; n>1: all k, both "
-                          "directions); paper: x1=c vs -c, others at ±c at random (--seed)."),
+                     help="worst: max over neighbouring inputs (n=1: all breakpoint pairs, exact; n>1: client 1 "
+                          "over all breakpoint pairs, the others searched over multisets of breakpoints, with a "
+                          "certified upper bound); pm-c: the papers' family, x1=±c and the others at ±c (a lower "
+                          "bound of worst); paper: x1=c vs -c, others at ±c at random (--seed)."),
+        click.Option(["--budget"], type=str, default=str(EXHAUSTIVE_BUDGET), show_default=True, metavar="COUNT",
+                     help=f"--neighbours worst, n>1: search exhaustively when the others' multisets number at most "
+                          f"COUNT (1 … {MAX_BUDGET}); the certified bound is exhaustive over as many others as fit."),
         k_option,
         click.Option(["--x"], type=str, default=None, metavar="X", help="Client 1's input under P (with --x-prime)."),
         click.Option(["--x-prime", "x_prime"], type=str, default=None, metavar="X'",
@@ -602,6 +625,10 @@ RUN_OPTIONS = [
                  show_default=True, help="How the n clients of a round are drawn."),
     click.Option(["--threat"], type=click.Choice(["secagg", "local"]), default="secagg", show_default=True,
                  help="secagg: the server sees only the sum of the sampled clients; local: each message."),
+    click.Option(["--per-round", "per_round"], type=click.Choice(api.PER_ROUND), default="certified",
+                 show_default=True,
+                 help="Per-round curve of a sum of n>1 clients: certified (the worst case's certified upper bound, "
+                      "a guarantee) or found (the largest value the search found: a lower bound, NOT a guarantee)."),
     *ENGINE_OPTIONS,
     *OUTPUT_OPTIONS,
 ]
@@ -654,7 +681,7 @@ def _run_arguments(kwargs: dict) -> dict:
         "delta_target": _float_option(kwargs.pop("delta_target"), "--delta-target"),
         "epsilon_target": _float_option(kwargs.pop("epsilon_target"), "--epsilon-target"),
         "sampling": kwargs.pop("sampling"), "threat": kwargs.pop("threat"), "engine": kwargs.pop("engine"),
-        "dps": _int_option(kwargs.pop("dps"), "--dps", 15, 1000),
+        "dps": _int_option(kwargs.pop("dps"), "--dps", 15, 1000), "per_round": kwargs.pop("per_round"),
     }
 
 
@@ -677,6 +704,8 @@ def _render_account(records: list[dict]) -> None:
     lines = [f"{r['mechanism']}: {parameters}", f"threat model: {r['threat']}",
              f"{r['rounds']} rounds × {r['dim']} coordinates; sampling {r['sampling']} at rate {r['sample_rate']:.6g}"
              + (f" ({r['n']} of {r['clients']} clients)" if r["mechanism"] not in ("gaussian", "laplace") else "")]
+    if r.get("per_round_curve"):
+        lines.append(f"per-round curve: {r['per_round_curve']}")
     if r.get("solved"):
         lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
                      f"{r['target_epsilon']:g})")

@@ -1,18 +1,21 @@
 """Which neighbouring inputs a divergence is taken between, and the search over them.
 
-A *configuration* ``(x, x', k)`` compares the SecAgg sum of n clients when client 1 holds x
-(distribution P) with the sum when it holds x' (distribution Q); of the other n − 1 clients,
-k hold +b and n − 1 − k hold −b, where [−b, b] is the mechanism's input range. By
-exchangeability only k matters among the others.
+A *configuration* compares the SecAgg sum of n clients when client 1 holds x (distribution
+P) with the sum when it holds x' (distribution Q), the other n − 1 clients holding the same
+inputs under both (:class:`rdpcalc.worstcase.Configuration`). [−b, b] is the mechanism's
+input range; by exchangeability only the multiset of the others' inputs matters.
 
-Protocols (``papers/rqm.md`` §6.1, DESIGN "Neighbouring inputs"):
+Protocols:
 
 * ``worst`` (default). For n = 1, the maximum over all ordered pairs of the mechanism's
   breakpoints: for a pmf affine in x between breakpoints, joint quasi-convexity of D_α puts
   the maximum over input pairs there, so this is the true single-client worst case. For
-  n > 1, the maximum over k ∈ {0 … n−1} of the pairs (b, −b) and (−b, b): the worst case
-  over ±b configurations of the others, which is what the papers intend (their claim that ±b
-  is worst for every client is unproven for RQM, extract §6.1).
+  n > 1, the search of :mod:`rdpcalc.worstcase` over client 1's breakpoint pairs and the
+  others' multisets of breakpoints, with a certified upper bound beside the value found.
+* ``pm-c``: the ±b family the papers have in mind: the maximum over k ∈ {0 … n−1} others at
+  +b (the rest at −b) of the pairs (b, −b) and (−b, b). A lower bound of ``worst``, not a
+  worst case: for RQM (Δ = c, q = 0.42, m = 16, n = 40) all others at the level 1.4 give a
+  D₂ 3.5 % larger.
 * ``paper``: the papers' protocol, x = b vs x' = −b with the others at ±b chosen at random
   (seeded): k ~ Binomial(n − 1, ½).
 * ``explicit``: a given k (``--k``) and/or a given pair (``--x``, ``--x-prime``).
@@ -21,29 +24,22 @@ Protocols (``papers/rqm.md`` §6.1, DESIGN "Neighbouring inputs"):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 
+from . import worstcase
 from .errors import ParameterError
 from .exactnum import fmt
 from .mechanisms import Mechanism
+from .worstcase import Configuration
 
-PROTOCOLS = ("worst", "paper")
+PROTOCOLS = ("worst", "pm-c", "paper")
 #: the largest n for the worst case over k (n configurations of n clients each)
 WORST_MAX_N = 2000
 #: the others' sums are built in chunks of at most this many numbers (ks × support)
 CHUNK_ELEMENTS = 4_000_000
-
-
-@dataclass(frozen=True)
-class Configuration:
-    """Client 1 at ``x`` (P) vs ``x_prime`` (Q); ``k`` others at +b, the rest at −b."""
-
-    x: Fraction
-    x_prime: Fraction
-    k: int
 
 
 @dataclass(frozen=True)
@@ -55,6 +51,7 @@ class Neighbours:
     ks: tuple[int, ...]
     description: str
     seed: int | None = None
+    budget: int = worstcase.EXHAUSTIVE_BUDGET
 
     @property
     def count(self) -> int:
@@ -64,12 +61,18 @@ class Neighbours:
 @dataclass(frozen=True)
 class DivergencePoint:
     """D_α at one order: its value (float, ``inf`` allowed), the engine's own value (mpf for
-    the exact engine), and the configuration attaining the maximum."""
+    the exact engine), and the configuration attaining the maximum; for the worst case, the
+    certified upper bound ``upper`` (None for the other protocols), the ``search`` that ran
+    (``exhaustive``, ``two-group+ascent``; otherwise the protocol's name) and how the bound
+    was certified (``certificate``)."""
 
     alpha: float
     value: float
     precise: object
     attained: Configuration
+    upper: float | None = None
+    search: str = ""
+    certificate: str = ""
 
 
 def choose_neighbours(
@@ -83,11 +86,13 @@ def choose_neighbours(
     inputs: Sequence | None = None,
     inputs_text: str = "",
     k_option: str = "--k",
+    budget: int = worstcase.EXHAUSTIVE_BUDGET,
 ) -> Neighbours:
     """Resolve the protocol options into the candidate configurations.
 
     ``k`` fixes the number of others at +b; ``x``/``x_prime`` fix client 1's pair (both or
-    neither); ``protocol`` is ``worst`` or ``paper``. ``paper`` cannot be combined with ``k``.
+    neither); ``protocol`` is ``worst``, ``pm-c`` or ``paper``. ``paper`` cannot be combined
+    with ``k``; ``worst`` with ``k`` or a pair searches the ±b family with that restriction.
     ``inputs`` (one client only) replaces the breakpoints of ``worst`` by a given set of
     inputs, e.g. a grid, described by ``inputs_text``. ``k_option`` is how the CLI spells k.
     """
@@ -102,7 +107,13 @@ def choose_neighbours(
             raise ParameterError(k_option, "cannot be combined with --neighbours paper (which draws k at random)")
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
             raise ParameterError(k_option, f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
-    if protocol == "worst" and k is None and n > WORST_MAX_N:
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= worstcase.MAX_BUDGET:
+        raise ParameterError("--budget", f"must be an integer in [1, {worstcase.MAX_BUDGET}], got {budget!r}")
+    searched = protocol == "worst" and n > 1 and k is None and x is None and inputs is None
+    if searched and n > worstcase.SEARCH_MAX_N:
+        raise ParameterError("--n", f"the worst-case search runs up to n = {worstcase.SEARCH_MAX_N}; use --neighbours "
+                                    f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or {k_option} for one configuration")
+    if protocol in ("worst", "pm-c") and k is None and n > WORST_MAX_N:
         raise ParameterError("--n", f"the worst case over k computes n sums of n clients: n ≤ {WORST_MAX_N}; "
                                     f"give {k_option} (or --neighbours paper) for one configuration up to 10⁶")
     if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
@@ -111,6 +122,10 @@ def choose_neighbours(
                              "--neighbours paper")
     b = mechanism.bound
     sym = f"{fmt(b)}"
+    if searched:
+        points = mechanism.breakpoints()
+        return Neighbours("worst", (), (), f"worst: client 1 over all ordered pairs of the {len(points)} breakpoints, the "
+                                           f"other {n - 1} over multisets of them", budget=budget)
 
     if x is not None:
         pair = (mechanism.check_input(x, "--x"), mechanism.check_input(x_prime, "--x-prime"))
@@ -148,7 +163,7 @@ def choose_neighbours(
         others_text = f"; max over k = 0…{n - 1} of the others at +{sym}, the rest at −{sym}"
 
     name = "explicit" if (x is not None or k is not None) else "inputs" if inputs is not None else protocol
-    return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed)
+    return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed, budget)
 
 
 def divergences(
@@ -159,6 +174,7 @@ def divergences(
     engine,
     progress: Callable[[int, int], None] | None = None,
     level=None,
+    memo: dict | None = None,
 ) -> list[DivergencePoint]:
     """max over the candidate configurations of D_α(P‖Q), for each α, with the argmax.
 
@@ -169,7 +185,16 @@ def divergences(
     computed once per x. The ks are processed in chunks that keep memory bounded. Ties
     keep the first candidate (k in order, then pairs in order). ``level`` may hold the
     engine's rows j = 0 … n of the level, already computed.
+
+    The ``worst`` protocol for n > 1 runs :func:`rdpcalc.worstcase.search` instead (``memo``
+    is its memo, shared across a sweep over n), and every point carries its certified upper
+    bound.
     """
+    if neighbours.protocol == "worst" and n > 1:
+        found = worstcase.search(mechanism, n, alphas, engine, neighbours.budget, progress, memo)
+        return [DivergencePoint(alpha, value, precise, configuration, upper, found.search, found.certificate)
+                for alpha, value, precise, configuration, upper
+                in zip(alphas, found.values, found.precise, found.attained, found.upper, strict=True)]
     b = mechanism.bound
     at_bounds = {x for pair in neighbours.pairs for x in pair} <= {b, -b}
     size = n * (mechanism.support_size - 1) + 1
@@ -188,14 +213,22 @@ def divergences(
         else:
             rests = engine.sums(mechanism, n - 1, ks)
             totals = {x: engine.add_client(client, rests) for x, client in clients.items()}
-        _maximise(best, alphas, ks, neighbours.pairs, totals, engine)
+        _maximise(best, alphas, ks, neighbours.pairs, totals, engine, b, n)
         done += len(ks) * len(neighbours.pairs)
         if progress is not None:
             progress(done, neighbours.count)
-    return best  # type: ignore[return-value]
+    if neighbours.protocol == "worst":  # one client: every pair of breakpoints, exhaustive
+        return [replace(point, upper=point.value, search="exhaustive", certificate="exhaustive: equal to the value")
+                for point in best]
+    return [replace(point, search=neighbours.protocol) for point in best]
 
 
-def _maximise(best: list, alphas, ks, pairs, totals: dict, engine) -> None:
+def pm_others(b: Fraction, n: int, k: int) -> tuple[tuple[Fraction, int], ...]:
+    """The others of the ±b family as (input, count) pairs: k at +b, n − 1 − k at −b."""
+    return tuple((value, count) for value, count in ((-b, n - 1 - k), (b, k)) if count)
+
+
+def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n) -> None:
     """Update ``best`` (one DivergencePoint or None per α) with the configurations
     (x, x', k) for k in ``ks``, where ``totals[x]`` is the batch of total pmfs, row i for
     ``ks[i]``."""
@@ -211,7 +244,8 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine) -> None:
         for index, row in enumerate(np.argmax(floats, axis=0)):  # the first of equal values
             value = float(floats[row, index])
             if best[index] is None or value > best[index].value:
-                best[index] = DivergencePoint(alphas[index], value, values[row][index], Configuration(x, x_prime, ks[row]))
+                best[index] = DivergencePoint(alphas[index], value, values[row][index],
+                                              Configuration(x, x_prime, pm_others(b, n, ks[row])))
 
 
 def sweep_n(
@@ -236,10 +270,11 @@ def sweep_n(
         sweep = levels.sweep_levels(engine.client(mechanism, b), engine.client(mechanism, -b), wanted)
     else:
         sweep = ((n, None) for n in wanted)
+    memo: dict = {}
     for n, level in sweep:
         for protocol in protocols:
             chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
-            results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine, level=level))
+            results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine, level=level, memo=memo))
             if progress is not None:
                 progress(len(results), len(wanted) * len(protocols))
     return results

@@ -32,10 +32,34 @@ def test_divergence_json_records(capsys):
     expected = api.divergence(api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42"), n=40, alphas=[2, 10, "inf"])
     for record, reference in zip(records, expected, strict=True):
         assert record["divergence"] == reference["divergence"]
-        for key in ("mechanism", "c", "delta", "m", "q", "n", "neighbours", "x", "x_prime", "k"):
+        assert record["certified_upper"] == reference["certified_upper"] >= record["divergence"]
+        for key in ("mechanism", "c", "delta", "m", "q", "n", "neighbours", "x", "x_prime", "k", "others", "search",
+                    "certificate"):
             assert key in record
-    assert records[0]["neighbours"] == "worst"
-    assert records[0]["divergence"] == pytest.approx(0.4859, abs=6e-5)
+    assert records[0]["neighbours"] == "worst" and records[0]["search"] == "two-group+ascent"
+    assert records[0]["divergence"] >= 0.50270
+    assert sum(count for _, count in records[0]["others"]) == 39
+
+
+def test_pm_c_keeps_the_papers_family(capsys):
+    code, out, _ = run(capsys, "divergence", "rqm", *RQM_ARGS, "--n", "40", "--alpha", "2", "--neighbours", "pm-c",
+                       "--json")
+    [record] = json.loads(out)
+    assert code == 0 and record["neighbours"] == "pm-c" and record["search"] == "pm-c"
+    assert record["divergence"] == pytest.approx(0.4859, abs=6e-5)
+    assert record["certified_upper"] is None and record["k"] in (0, 39)
+
+
+def test_worst_case_table_shows_the_bracket(capsys):
+    code, out, _ = run(capsys, "divergence", "rqm", *RQM_ARGS, "--n", "40", "--alpha", "2")
+    assert code == 0
+    assert "certified ≤" in out and "39 × -1.4" in out and "two-group+ascent" in out
+    assert "[found, certified]" in out
+
+
+def test_budget_is_validated(capsys):
+    code, _, err = run(capsys, "divergence", "rqm", *RQM_ARGS, "--n", "40", "--budget", "0")
+    assert code == 2 and "--budget" in err and err.count("\n") == 1
 
 
 def test_counterexample_from_the_cli(capsys):
@@ -52,7 +76,7 @@ def test_counterexample_from_the_cli(capsys):
 def test_table_output_and_alpha_range(capsys):
     code, out, _ = run(capsys, "divergence", "pbm", *PBM_ARGS, "--n", "40", "--alphas", "2:1000:5")
     assert code == 0
-    assert "PBM" in out and "0.55199282" in out and "k others at +c" in out and "17.3934957915" in out
+    assert "PBM" in out and "0.55199282" in out and "39 × 1.5" in out and "17.3934957915" in out
 
 
 def test_infinite_divergence_is_printed_as_infinity(capsys):

@@ -1,0 +1,687 @@
+"""The worst case over neighbouring inputs for the SecAgg sum of n > 1 clients.
+
+Client 1 holds x (the sum's law is P) or x′ (law Q); the other n − 1 clients hold inputs
+y₂ … y_n, the same under P and Q. The worst case is
+
+    W_n(α) = sup over x, x′, y₂ … y_n in [−b, b] of D_α(P_x * R ‖ P_x′ * R),  R = P_y₂ * … * P_yn.
+
+**The search space.** Let f(P, Q) = Σ_s P(s)^α Q(s)^{1−α}, so D_α = log f / (α − 1) for α > 1.
+f is jointly convex in (P, Q) (the perspective of the convex t ↦ t^α), and so are KL and, for
+D_∞, max_s P(s)/Q(s). Between two consecutive breakpoints a mechanism's pmf is affine in its
+input (RQM, CorBin: ``Mechanism.OTHERS_FAMILY == "affine"``), and the law of the sum is affine
+in each single client's pmf. So, with every other input fixed, the map from one client's input
+to (P, Q) is affine on each piece, f is convex along it, and its maximum on the piece is at an
+end: moving that client to a breakpoint never decreases D_α. Doing this one client at a time
+(client 1 under P and under Q, then each other) puts every input at a breakpoint without
+decreasing D_α. Hence
+
+    W_n(α) = max over ordered pairs (x, x′) of breakpoints and multisets M of n − 1 breakpoints
+             of D_α(P_x * R_M ‖ P_x′ * R_M).
+
+**Search.** Multisets are counted, not sequences (the others are exchangeable). When their
+number C(n − 1 + r − 1, r − 1) (r breakpoints) is within the budget, all are tried
+(``exhaustive``). Otherwise the search tries every *two-group* configuration — k others at b₁,
+n − 1 − k at b₂, every b₁ < b₂ and every k, which contains the homogeneous configurations and
+the papers' ±b family — each a row of one level (:mod:`rdpcalc.numerics.levels`), and then
+*coordinate ascent* from each configuration that is best at some order: move one other client
+to another breakpoint while D_α grows (``two-group+ascent``). Client 1 runs over all ordered
+pairs of breakpoints throughout; both directions come from one computation. Configurations
+are ranked by a quick float screen (:func:`rdpcalc.numerics.fast.screened_divergences`); those
+within 1e−8 relative of the best at some order are recomputed by the engine's accurate
+divergences, which give every printed value. With more than eight orders the two-group search
+and the ascent run at eight of them spread over the range, and every configuration they find
+is evaluated at every order.
+
+**The certificate.** Two upper bounds on W_n, both valid; ``certified_upper`` is the smaller
+(per order), and equals the value found when the search is exhaustive.
+
+1. *Data processing.* Dropping independent summands cannot decrease D_α (the sum with more
+   clients is the sum with fewer plus independent noise, one Markov kernel applied to both
+   laws). So for j < n − 1 others, W_n ≤ W_{j+1}, the exhaustive maximum over multisets of j
+   others, for the largest j the budget allows (at least j = 0, one client).
+2. *A common component.* Let m_b be the mode of P_b and λ·C(d) = min over breakpoints b of
+   P_b(m_b + d) (:func:`common_component`). Then every P_b = λ·(C shifted by m_b) + (1 − λ)·E_b
+   with E_b a pmf. Expanding the product over the n − 1 others, R_M is a mixture over the
+   subsets S of others that draw from C, with weights λ^|S| (1 − λ)^{n−1−|S|} that do not
+   depend on client 1; given S, the others' sum is C^{*|S|} plus an independent term (a shift
+   and the E's). Joint convexity of f (and of KL) in the pair of laws bounds f of the mixture
+   by the mixture of the f's, and data processing bounds each of those by the value with
+   C^{*|S|} alone. With K ~ Binomial(n − 1, λ):
+
+       D_α ≤ (1/(α − 1)) log Σ_K P(K) e^{(α−1) D_α(P_x * C^{*K} ‖ P_x′ * C^{*K})},
+
+   Σ_K P(K) D_1(…) for KL and max_K D_∞(…) for α = ∞, maximised over the pairs (x, x′). As n
+   grows the others smooth the sum, and so does C^{*K}: this bound falls with n like the
+   value, where the data-processing bound stays at W_{j+1}.
+
+Mechanisms whose pmf is not affine between its breakpoints:
+
+* PBM (``"relaxed"``): a client is ``trials`` independent Bernoulli(p(x)) trials sharing p(x).
+  Letting each trial of the others choose its input on its own enlarges the family; each
+  trial's pmf is affine in p, so the enlarged maximum is over j ∈ {0 … (n−1)·trials} trials at
+  p(b), the rest at p(−b) — one level of Bernoulli pmfs, searched in full, a certified upper
+  bound. For client 1, (Ber(p), Ber(p′)) with p− ≤ p < p′ ≤ p+ is the image of
+  (Ber(p−), Ber(p+)) under one binary channel (K(1|0) = p − p−(p′−p)/(p+−p−), K(1|1) =
+  K(1|0) + (p′−p)/(p+−p−), both in [0, 1]) applied to each trial, so by data processing client
+  1 at ±b is worst for every law of the others. The value found is the exhaustive maximum over
+  clients at ±b.
+* the quantized Gaussian and QMGeo (``"breakpoints"``): the others' pmfs are not mixtures of
+  the breakpoints' pmfs, so the search covers others at breakpoints only, and the certificate is
+  the one-client value (j = 0), which is the single-client worst case over the breakpoints; it
+  is as certified as the mechanism's own single-client argument (``breakpoints()``).
+
+The fast engine's values are accurate to ~1e−12 relative (tested against the exact engine), so
+"certified" is up to that rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from .mechanisms import Mechanism
+from .numerics import fast
+
+#: the search is exhaustive when the others' multisets number at most this many; the
+#: certificate uses the largest number of others whose multisets fit in it
+EXHAUSTIVE_BUDGET = 2_000
+#: the largest budget accepted (memory: each multiset's pmf is kept while the multisets are built)
+MAX_BUDGET = 1_000_000
+#: the search runs up to this many clients (two-group levels and ascent cost ~n² each)
+SEARCH_MAX_N = 1000
+#: rest pmfs are evaluated in batches of at most this many numbers (rows × support × inputs)
+_BATCH_ELEMENTS = 6_000_000
+#: an ascent stops after this many moves (it also stops when no move increases D_α)
+_MAX_ASCENT_MOVES = 200
+#: candidates kept per order for the accurate recomputation
+_MAX_CANDIDATES = 8
+#: with more orders than this, the two-group search and the ascent run at this many of them
+#: (spread over the range); every configuration they find is then evaluated at every order
+_SEARCH_ORDERS = 8
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Client 1 at ``x`` (P) vs ``x_prime`` (Q); the others as (input, count) pairs, inputs
+    ascending, counts > 0."""
+
+    x: Fraction
+    x_prime: Fraction
+    others: tuple[tuple[Fraction, int], ...] = ()
+
+    @property
+    def k(self) -> int | None:
+        """The number of others at +b when every other sits at ±b (the ±b family's k), else None."""
+        inputs = [value for value, _ in self.others]
+        if not inputs:
+            return 0
+        b = max(abs(value) for value in inputs)
+        if any(abs(value) != b for value in inputs):
+            return None
+        return sum(count for value, count in self.others if value > 0)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Per order: the largest D_α found (float and the engine's own value), its configuration,
+    and the certified upper bound (float); ``search`` names the search that ran and
+    ``certificate`` how the bound was obtained."""
+
+    values: list[float]
+    precise: list
+    attained: list[Configuration]
+    upper: list[float]
+    search: str
+    certificate: str
+
+
+def multisets(size: int, kinds: int) -> int:
+    """The number of multisets of ``size`` elements from ``kinds`` kinds: C(size + kinds − 1, kinds − 1)."""
+    return math.comb(size + kinds - 1, kinds - 1)
+
+
+class _Best:
+    """The largest accurately computed value per order, with the configuration attaining it
+    (ties keep the first)."""
+
+    def __init__(self, count: int):
+        self.values = np.full(count, -np.inf)
+        self.precise: list = [None] * count
+        self.attained: list[Configuration | None] = [None] * count
+
+    def update(self, floats: np.ndarray, precise, configuration_of: Callable[[int], Configuration]) -> None:
+        """``floats``: rows × orders; ``precise[row][order]`` the engine's values."""
+        _check_nan(floats, configuration_of)
+        for order, row in enumerate(np.argmax(floats, axis=0)):
+            if floats[row, order] > self.values[order]:
+                self.values[order] = floats[row, order]
+                self.precise[order] = precise[row][order]
+                self.attained[order] = configuration_of(int(row))
+
+
+class _Candidates:
+    """Per order, the configurations whose *screened* D_α is within a tolerance of the largest
+    screened so far (at most _MAX_CANDIDATES of them, the largest first); :func:`_accurate`
+    then evaluates them accurately. The screen's error (:func:`.numerics.fast.screened_divergences`)
+    is far below the tolerance, so the accurate maximum over the candidates is the accurate
+    maximum over everything screened."""
+
+    def __init__(self, count: int):
+        self.top = np.full(count, -np.inf)
+        self.lists: list[list[tuple[float, Configuration]]] = [[] for _ in range(count)]
+
+    def update(self, floats: np.ndarray, precise, configuration_of: Callable[[int], Configuration]) -> None:
+        _check_nan(floats, configuration_of)
+        batch_top = np.max(floats, axis=0)
+        for order in np.nonzero(batch_top >= _cut(self.top))[0]:
+            top = max(self.top[order], batch_top[order])
+            cut = _cut(top)
+            rows = np.nonzero(floats[:, order] >= cut)[0]
+            rows = rows[np.argsort(-floats[rows, order], kind="stable")[:_MAX_CANDIDATES]]
+            kept = [entry for entry in self.lists[order] if entry[0] >= cut]
+            kept += [(float(floats[row, order]), configuration_of(int(row))) for row in rows]
+            kept.sort(key=lambda entry: -entry[0])
+            self.lists[order] = kept[:_MAX_CANDIDATES]
+            self.top[order] = top
+
+    def configurations(self, orders: Sequence[int] | None = None) -> list[Configuration]:
+        chosen = range(len(self.lists)) if orders is None else orders
+        return list(dict.fromkeys(config for order in chosen for _, config in self.lists[order]))
+
+
+def _cut(top):
+    """The screened values kept as candidates: within 1e−8 relative + 1e−10 of ``top``."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(top), top - (1e-8 * np.abs(top) + 1e-10), top)
+
+
+def _check_nan(floats: np.ndarray, configuration_of) -> None:
+    if np.any(np.isnan(floats)):
+        row, order = (int(i[0]) for i in np.nonzero(np.isnan(floats)))
+        raise ArithmeticError(f"NaN divergence at {configuration_of(row)}, order index {order}")
+
+
+class _Evaluator:
+    """D_α of client 1 over every ordered pair of ``points`` for batches of the others' sums,
+    screened (quick floats, for :class:`_Candidates`) or accurate (for :class:`_Best`)."""
+
+    def __init__(self, engine, clients: Sequence, points: Sequence[Fraction], alphas: Sequence[float],
+                 pairs: Sequence[tuple[int, int]] | None = None, screen: bool = True):
+        self.engine = engine
+        self.clients = list(clients)
+        self.points = list(points)
+        self.alphas = list(alphas)
+        self.screen = screen
+        self.pairs = _all_pairs(len(points)) if pairs is None else sorted(pairs)
+
+    def evaluate(self, rests, others_of: Callable[[int], tuple], sink) -> np.ndarray:
+        """Update ``sink`` with every (pair, rest) and return, per rest and order, the largest
+        D_α over client 1's pairs (rows × orders)."""
+        used = sorted({index for pair in self.pairs for index in pair})
+        totals = {index: self.engine.add_client(self.clients[index], rests) for index in used}
+        count = len(rests)
+        per_rest = np.full((count, len(self.alphas)), -np.inf)
+        compute = self.engine.screen_both if self.screen else self.engine.divergences_both
+        for i, j in self.pairs:
+            forward, backward = compute(totals[i], totals[j], self.alphas)
+            for (a, b), values in (((i, j), forward), ((j, i), backward)):
+                floats = np.array(values, dtype=float).reshape(count, len(self.alphas))
+                x, x_prime = self.points[a], self.points[b]
+                sink.update(floats, values, lambda row, x=x, x_prime=x_prime: Configuration(x, x_prime, others_of(row)))
+                np.maximum(per_rest, floats, out=per_rest)
+        return per_rest
+
+
+def _all_pairs(count: int) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(count) for j in range(i + 1, count)]
+
+
+def _others(points: Sequence[Fraction], counts: Sequence[int]) -> tuple[tuple[Fraction, int], ...]:
+    return tuple((points[i], int(c)) for i, c in enumerate(counts) if c)
+
+
+def _batched(engine, evaluator: _Evaluator, rests, keys: list, sink, support: int) -> np.ndarray:
+    """Evaluate ``rests`` (keys: count vectors) in batches that keep memory bounded."""
+    step = max(1, _BATCH_ELEMENTS // (support * (len(evaluator.points) + 2)))
+    out = []
+    for start in range(0, len(keys), step):
+        chunk = engine.select(rests, range(start, min(start + step, len(keys))))
+        chunk_keys = keys[start : start + step]
+        out.append(evaluator.evaluate(chunk, lambda row, ck=chunk_keys: _others(evaluator.points, ck[row]), sink))
+    return np.concatenate(out) if out else np.zeros((0, len(evaluator.alphas)))
+
+
+def all_multisets(engine, clients: Sequence, size: int):
+    """The sums of every multiset of ``size`` clients (kinds = len(clients)): a batch and the
+    count vector of each row. Built one client at a time, a child appending a kind ≥ its
+    parent's last, so each multiset is made once."""
+    kinds = len(clients)
+    keys = [(0,) * kinds]
+    last = [0]
+    batch = engine.unit()
+    for _ in range(size):
+        new_batches, new_keys, new_last = [], [], []
+        for kind in range(kinds):
+            rows = [row for row, end in enumerate(last) if end <= kind]
+            new_batches.append(engine.add_client(clients[kind], engine.select(batch, rows)))
+            new_keys += [tuple(c + (i == kind) for i, c in enumerate(keys[row])) for row in rows]
+            new_last += [kind] * len(rows)
+        batch, keys, last = engine.concat(new_batches), new_keys, new_last
+    return batch, keys
+
+
+def _canonical(counts: tuple, mirror: bool) -> tuple:
+    """A count vector, or for a mirror-symmetric mechanism the smaller of it and its mirror image
+    (the configuration (x, x′, M) has the same D_α as (−x, −x′, −M), and client 1 runs over all
+    pairs, so one of the two suffices)."""
+    return min(counts, counts[::-1]) if mirror else counts
+
+
+def _exhaustive(engine, evaluator: _Evaluator, size: int, sink, support: int, mirror: bool) -> None:
+    if len(evaluator.clients) == 2:  # the multisets of two kinds are the rows of one level
+        rests = engine.level(evaluator.clients[1], evaluator.clients[0], size, range(size + 1))
+        keys = [(size - t, t) for t in range(size + 1)]
+    else:
+        rests, keys = all_multisets(engine, evaluator.clients, size)
+    kept = [row for row, key in enumerate(keys) if _canonical(key, mirror) == key]
+    _batched(engine, evaluator, engine.select(rests, kept), [keys[row] for row in kept], sink, support)
+
+
+@dataclass(frozen=True)
+class _History:
+    """What the two-group search at n clients leaves for n + 1 (sweeps over n): for each
+    canonical count vector of the others, an upper bound per search order on D_α over every
+    pair of client 1 that was searched (its screened value, or the bound it was skipped with);
+    ``fallback`` bounds every pair that was not searched (their common-component bound)."""
+
+    alphas: tuple
+    values: dict
+    fallback: np.ndarray
+
+    def bound(self, counts: tuple, mirror: bool) -> np.ndarray:
+        known = self.values.get(_canonical(counts, mirror))
+        return np.full(len(self.alphas), np.inf) if known is None else np.maximum(known, self.fallback)
+
+
+def _two_group(engine, evaluator: _Evaluator, others: int, sink: _Candidates, support: int, mirror: bool, progress,
+               previous: _History | None = None) -> dict:
+    """Every configuration with the others at (at most) two breakpoints, each once; returns the
+    values for the next n's :class:`_History`.
+
+    With ``previous`` (the same search at one client fewer), a configuration is skipped when a
+    bound shows it cannot reach the best value screened so far: dropping one other client
+    cannot decrease D_α (data processing), so its value is at most that of each configuration
+    with one of its others removed, which ``previous`` bounds."""
+    kinds = len(evaluator.points)
+    kind_pairs = _all_pairs(kinds)
+    seen, recorded = set(), {}
+    for done, (i, j) in enumerate(kind_pairs):
+        # row t: t others at points[i], the rest at points[j]
+        ts, keys = [], []
+        for t in range(others + 1):
+            counts = tuple(t if index == i else others - t if index == j else 0 for index in range(kinds))
+            key = _canonical(counts, mirror)
+            if key in seen:
+                continue
+            seen.add(key)
+            if previous is not None:
+                bound = np.min([previous.bound(tuple(c - (index == kind) for index, c in enumerate(counts)), mirror)
+                                for kind in (i, j) if counts[kind]], axis=0)
+                if np.all(bound < _cut(sink.top)):
+                    recorded[key] = bound
+                    continue
+            ts.append(t)
+            keys.append(counts)
+        if ts:
+            rests = engine.level(evaluator.clients[i], evaluator.clients[j], others, ts)
+            values = _batched(engine, evaluator, rests, keys, sink, support)
+            recorded.update({_canonical(key, mirror): row for key, row in zip(keys, values)})
+        if progress is not None:
+            progress(done + 1, len(kind_pairs) + 1)
+    return recorded
+
+
+def multiset_sum(engine, clients: Sequence, counts: Sequence[int]):
+    """The pmf (a one-row batch) of the sum of counts[i] clients of each kind i: the two largest
+    groups as one level row, the other clients added one at a time."""
+    order = sorted((c, i) for i, c in enumerate(counts) if c)[::-1]
+    if not order:
+        return engine.unit()
+    (c1, i1), rest = order[0], order[1:]
+    if rest:
+        (c2, i2), rest = rest[0], rest[1:]
+        batch = engine.level(clients[i1], clients[i2], c1 + c2, [c1])
+    else:
+        batch = engine.level(clients[i1], clients[i1], c1, [c1])
+    for c, i in rest:
+        for _ in range(c):
+            batch = engine.add_client(clients[i], batch)
+    return batch
+
+
+def _ascent(engine, evaluator: _Evaluator, start: tuple, orders: list[int], sink, support: int) -> None:
+    """Coordinate ascent from the count vector ``start``: move one other client to another
+    breakpoint while the mean relative gain of D_α over ``orders`` is positive."""
+    kinds = len(evaluator.points)
+    current = start
+    current_values = None
+    for _ in range(_MAX_ASCENT_MOVES):
+        moves, rest_batches = [], []
+        for i in range(kinds):
+            if not current[i]:
+                continue
+            reduced = [c - (index == i) for index, c in enumerate(current)]
+            base = multiset_sum(engine, evaluator.clients, reduced)
+            for j in range(kinds):
+                if j != i:
+                    moves.append(tuple(c + (index == j) for index, c in enumerate(reduced)))
+                    rest_batches.append(engine.add_client(evaluator.clients[j], base))
+        if current_values is None:
+            rest = multiset_sum(engine, evaluator.clients, current)
+            current_values = _batched(engine, evaluator, rest, [current], sink, support)[0]
+        values = _batched(engine, evaluator, engine.concat(rest_batches), moves, sink, support)
+        gain = _mean_gain(values[:, orders], current_values[orders])
+        chosen = int(np.argmax(gain))
+        if not gain[chosen] > 1e-12:
+            return
+        current, current_values = moves[chosen], values[chosen]
+
+
+def _mean_gain(candidates: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Mean over orders of candidate/current − 1 (+∞ where a finite current becomes +∞; 0 where
+    both are +∞)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isinf(current), np.where(np.isinf(candidates), 1.0, 0.0),
+                         candidates / np.where(current > 0, current, 1e-300))
+    return np.mean(ratio - 1.0, axis=1)
+
+
+def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget: int = EXHAUSTIVE_BUDGET,
+           progress: Callable[[int, int], None] | None = None, memo: dict | None = None) -> SearchResult:
+    """W_n(α) for each order: the largest value found, its configuration, and a certified upper
+    bound (see the module docstring). ``memo``: a dict shared by the calls of a sweep over n
+    (same mechanism, engine and orders), which reuse what the previous n found."""
+    if n < 2:
+        raise ValueError("search is for n ≥ 2 clients")
+    alphas = list(alphas)
+    points = mechanism.breakpoints()
+    clients = [engine.client(mechanism, p) for p in points]
+    kinds, others = len(points), n - 1
+    support = n * (mechanism.support_size - 1) + 1
+    mirror = mechanism.mirror_symmetric()
+    mixture = None
+    if multisets(others, kinds) <= budget:
+        search_name = "exhaustive"
+        candidates = _Candidates(len(alphas))
+        _exhaustive(engine, _Evaluator(engine, clients, points, alphas), others, candidates, support, mirror)
+    else:
+        search_name = "two-group+ascent"
+        orders = _search_orders(alphas)
+        searched = [alphas[i] for i in orders]
+        candidates = _Candidates(len(orders))
+        pairs, fallback = None, np.full(len(orders), -np.inf)
+        if mechanism.OTHERS_FAMILY == "affine":
+            mixture = _MixtureBound(mechanism, n, alphas, engine, clients)
+            homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
+            rests = engine.concat([multiset_sum(engine, clients, key) for key in homogeneous])
+            _batched(engine, _Evaluator(engine, clients, points, searched), rests, homogeneous, candidates, support)
+            pairs, fallback = mixture.pairs_reaching(candidates.top, orders, mirror)
+        evaluator = _Evaluator(engine, clients, points, searched, pairs)
+        memo = {} if memo is None else memo
+        previous = memo.get(("two-group", n - 1))
+        previous = previous if previous is not None and previous.alphas == tuple(searched) else None
+        recorded = _two_group(engine, evaluator, others, candidates, support, mirror, progress, previous)
+        memo[("two-group", n)] = _History(tuple(searched), recorded, fallback)
+        memo.pop(("two-group", n - 1), None)
+        starts: dict[tuple, list[int]] = {}
+        for order, entries in enumerate(candidates.lists):
+            counts = tuple(dict(entries[0][1].others).get(p, 0) for p in points)
+            starts.setdefault(counts, []).append(order)
+        for start, chosen in starts.items():
+            _ascent(engine, evaluator, start, chosen, candidates, support)
+    if search_name != "exhaustive" and len(orders) < len(alphas):
+        candidates = _rescreen(engine, clients, points, alphas, candidates.configurations(), mechanism.support_size)
+    best = _accurate(engine, clients, points, alphas, candidates.configurations())
+    if progress is not None:
+        progress(1, 1)
+
+    if search_name == "exhaustive" and mechanism.OTHERS_FAMILY == "affine":
+        upper, certificate = list(best.values), "exhaustive: equal to the value"
+    else:
+        bound, certificate = _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture, memo,
+                                          best.values)
+        upper = list(np.maximum(bound, best.values))
+    return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
+                        search_name, certificate)
+
+
+def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
+                    budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], str]:
+    """The certified upper bound on W_n(α) alone, without searching for the value (what
+    accounting needs); where the search would be exhaustive it runs, and the bound is its
+    value."""
+    if n < 2:
+        raise ValueError("certified_upper is for n ≥ 2 clients")
+    points = mechanism.breakpoints()
+    if mechanism.OTHERS_FAMILY == "affine" and multisets(n - 1, len(points)) <= budget:
+        result = search(mechanism, n, alphas, engine, budget)
+        return result.upper, result.certificate
+    clients = [engine.client(mechanism, p) for p in points]
+    bound, certificate = _certificate(mechanism, n, alphas, engine, clients, points, budget)
+    return [float(u) for u in bound], certificate
+
+
+def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
+                 found=None) -> tuple[np.ndarray, str]:
+    """The bound of the module docstring for a search that is not exhaustive, and its text
+    (``mixture``: the :class:`_MixtureBound` when already built; ``memo`` as in :func:`search`;
+    ``found``: the values the search found, when it ran)."""
+    family = mechanism.OTHERS_FAMILY
+    if family == "relaxed":
+        return _relaxed_upper(mechanism, n, alphas, engine, memo, found)
+    size = 0 if family != "affine" else max((j for j in range(n - 1) if multisets(j, len(points)) <= budget), default=0)
+    bound = _exhaustive_maximum(mechanism, engine, clients, points, alphas, size, memo)
+    text = (f"exhaustive over {size} other client{'s' if size != 1 else ''} (data processing)" if size
+            else "one client (data processing)")
+    if family != "affine":
+        return bound, text
+    mixture = mixture or _MixtureBound(mechanism, n, alphas, engine, clients)
+    return np.minimum(bound, mixture.bound()), (f"the smaller of two bounds: {text}, and the others' common component "
+                                                f"({100 * mixture.share:.4g} % of each breakpoint's pmf, up to a shift)")
+
+
+def common_component(mechanism: Mechanism, dps: int = 40) -> tuple[mpmath.mpf, list]:
+    """(λ, C) with λ·C(d) = min over the breakpoints b of P_b(mode(b) + d): the largest part that
+    every breakpoint's pmf shares, up to a shift to its mode (module docstring)."""
+    with mpmath.workdps(dps):
+        pmfs = [mechanism.pmf(b) for b in mechanism.breakpoints()]
+        modes = [max(range(len(pmf)), key=lambda i, pmf=pmf: pmf[i]) for pmf in pmfs]
+        offsets = range(-max(modes), len(pmfs[0]) - min(modes))
+        shared = [min(pmf[mode + d] if 0 <= mode + d < len(pmf) else mpmath.mpf(0) for pmf, mode in zip(pmfs, modes))
+                  for d in offsets]
+        kept = [i for i, value in enumerate(shared) if value > 0]
+        if not kept:  # nothing shared: the bound reduces to one client's
+            return mpmath.mpf(0), [mpmath.mpf(1)]
+        shared = shared[kept[0] : kept[-1] + 1]
+        share = mpmath.fsum(shared)
+        return share, [value / share for value in shared]
+
+
+class _MixtureBound:
+    """The common-component bound of the module docstring for each ordered pair (x, x′):
+    K ~ Binomial(n − 1, λ) others reduced to their common component C. Screened per pair;
+    :meth:`bound` recomputes accurately the pairs near the top."""
+
+    def __init__(self, mechanism, n, alphas, engine, clients):
+        share, component = common_component(mechanism, max(40, (engine.dps or 0) + 10))
+        self.engine, self.alphas, self.n, self.share = engine, list(alphas), n, float(share)
+        others = n - 1
+        rows = engine.powers(engine.from_mpmath(component), others)
+        self.log_weights = np.array([_log_binomial(others, k, self.share) for k in range(n)])
+        self.totals = [engine.add_client(client, rows) for client in clients]
+        self.screened = {}
+        for i, j in _all_pairs(len(clients)):
+            forward, backward = engine.screen_both(self.totals[i], self.totals[j], self.alphas)
+            self.screened[i, j] = _mix(forward, self.log_weights, self.alphas)
+            self.screened[j, i] = _mix(backward, self.log_weights, self.alphas)
+
+    def pairs_reaching(self, lower: np.ndarray, orders: Sequence[int], mirror: bool):
+        """The unordered pairs whose bound, in either direction, reaches ``lower`` (values at the
+        orders ``orders``) at some order — the only pairs that can beat a value already found —
+        with their mirror images when ``mirror``; and the largest bound of the other pairs."""
+        last = len(self.totals) - 1
+        reach = {tuple(sorted(pair)) for pair, values in self.screened.items()
+                 if np.any(values[list(orders)] >= _cut(lower))}
+        if mirror:
+            reach |= {(last - j, last - i) for i, j in reach}
+        rest = [values[list(orders)] for pair, values in self.screened.items() if tuple(sorted(pair)) not in reach]
+        return sorted(reach), np.max(rest, axis=0) if rest else np.full(len(orders), -np.inf)
+
+    def bound(self) -> np.ndarray:
+        """max over the ordered pairs of the bound, per order."""
+        cut = _cut(np.max(list(self.screened.values()), axis=0))
+        chosen = {tuple(sorted(pair)) for pair, values in self.screened.items() if np.any(values >= cut)}
+        bound = np.full(len(self.alphas), -np.inf)
+        for i, j in sorted(chosen):
+            for values in self.engine.divergences_both(self.totals[i], self.totals[j], self.alphas):
+                per_power = np.array(values, dtype=float).reshape(self.n, len(self.alphas))
+                bound = np.maximum(bound, _mix(per_power, self.log_weights, self.alphas))
+        return bound
+
+
+def _log_binomial(trials: int, k: int, p: float) -> float:
+    """log P(K = k) for K ~ Binomial(trials, p), with 0·log 0 = 0."""
+    def part(count: int, log_probability) -> float:
+        return count * log_probability() if count else 0.0
+
+    return (math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
+            + part(k, lambda: math.log(p) if p > 0 else -math.inf)
+            + part(trials - k, lambda: math.log1p(-p) if p < 1 else -math.inf))
+
+
+def _mix(per_power: np.ndarray, log_weights: np.ndarray, alphas) -> np.ndarray:
+    """Per order, the bound on D_α of the mixture over K with weights e^{log_weights}:
+    (1/(α−1)) log Σ_K w_K e^{(α−1) D_K}; Σ w_K D_K for KL; max_K D_K for α = ∞."""
+    out = np.empty(len(alphas))
+    for index, alpha in enumerate(alphas):
+        column = per_power[:, index]
+        if alpha == math.inf:
+            out[index] = np.max(column)
+        elif alpha == 1:
+            out[index] = math.inf if np.any(np.isinf(column)) else float(np.dot(np.exp(log_weights), column))
+        else:
+            out[index] = float(fast.logsumexp(log_weights + (alpha - 1) * column)) / (alpha - 1)
+    return out
+
+
+def _search_orders(alphas: Sequence[float]) -> list[int]:
+    """Indices of at most _SEARCH_ORDERS orders spread over ``alphas`` (by rank; +∞ kept)."""
+    if len(alphas) <= _SEARCH_ORDERS:
+        return list(range(len(alphas)))
+    infinite = [i for i, a in enumerate(alphas) if a == math.inf]
+    finite = sorted((i for i, a in enumerate(alphas) if a != math.inf), key=lambda i: alphas[i])
+    count = _SEARCH_ORDERS - len(infinite[:1])
+    picked = {finite[round(t * (len(finite) - 1) / (count - 1))] for t in range(count)}
+    return sorted(picked | set(infinite[:1]))
+
+
+def _counts(configuration: Configuration, points) -> tuple:
+    return tuple(dict(configuration.others).get(p, 0) for p in points)
+
+
+def _rescreen(engine, clients, points, alphas, configurations: Sequence[Configuration], outputs: int) -> _Candidates:
+    """The candidates at every order among the others' configurations in ``configurations``,
+    client 1 over every ordered pair of breakpoints (``outputs``: one client's support size)."""
+    keys = list(dict.fromkeys(_counts(c, points) for c in configurations))
+    rests = engine.concat([multiset_sum(engine, clients, key) for key in keys])
+    candidates = _Candidates(len(alphas))
+    support = (sum(keys[0]) + 1) * (outputs - 1) + 1
+    _batched(engine, _Evaluator(engine, clients, points, alphas), rests, keys, candidates, support)
+    return candidates
+
+
+def _accurate(engine, clients, points, alphas, configurations: Sequence[Configuration]) -> _Best:
+    """The engine's accurate D_α at every order for each configuration (and its swap x ↔ x′);
+    the largest per order."""
+    index = {p: i for i, p in enumerate(points)}
+    best = _Best(len(alphas))
+    for key in dict.fromkeys(_counts(c, points) for c in configurations):
+        rest = multiset_sum(engine, clients, key)
+        others = _others(points, key)
+        pairs = {(c.x, c.x_prime) for c in configurations if _counts(c, points) == key}
+        for x, x_prime in sorted(pairs):
+            if (x_prime, x) in pairs and x_prime < x:
+                continue
+            totals = [engine.add_client(clients[index[value]], rest) for value in (x, x_prime)]
+            for (a, b), values in zip(((x, x_prime), (x_prime, x)), engine.divergences_both(*totals, alphas)):
+                floats = np.array(values, dtype=float).reshape(1, len(alphas))
+                best.update(floats, values, lambda row, a=a, b=b, others=others: Configuration(a, b, others))
+    return best
+
+
+def _exhaustive_maximum(mechanism, engine, clients, points, alphas, size: int, memo: dict | None = None) -> np.ndarray:
+    """max over x, x′ and every multiset of ``size`` others of D_α (kept in ``memo``: a sweep
+    over n needs it at every n)."""
+    memo = {} if memo is None else memo
+    key = ("exhaustive", size, tuple(alphas))
+    if key not in memo:
+        candidates = _Candidates(len(alphas))
+        support = (size + 1) * (mechanism.support_size - 1) + 1
+        _exhaustive(engine, _Evaluator(engine, clients, points, alphas), size, candidates, support,
+                    mechanism.mirror_symmetric())
+        memo[key] = _accurate(engine, clients, points, alphas, candidates.configurations()).values
+    return memo[key]
+
+
+def _pair_maximum(engine, first, second, alphas) -> tuple[np.ndarray, np.ndarray]:
+    """Per order, the largest D_α over the rows, both directions, of (first‖second): screened,
+    and the rows within the tolerance of the top recomputed accurately. Also returns the
+    screened values per row (the larger direction)."""
+    screened = np.maximum(*engine.screen_both(first, second, alphas))
+    rows = sorted({int(row) for row in np.nonzero(np.any(screened >= _cut(np.max(screened, axis=0)), axis=1))[0]})
+    accurate = engine.divergences_both(engine.select(first, rows), engine.select(second, rows), alphas)
+    bound = np.max([np.array(values, dtype=float).reshape(len(rows), len(alphas)) for values in accurate], axis=(0, 1))
+    return bound, screened
+
+
+def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
+    """PBM: the others' trials each at p(−b) or p(b) independently (module docstring).
+
+    With t of the others' T trials at p(b), the totals with client 1 at −b and at +b are rows
+    t and t + M (M trials per client) of one level of T + M trials. In a sweep over n
+    (``memo``), row t is skipped when the previous n bounds it below the value of the rows
+    t = kM (the clients at ±b: ``found``, or evaluated first): dropping one client's M trials,
+    j of them at p(b), leaves row t − j of the previous n, and cannot decrease D_α."""
+    with mpmath.workdps(max(40, (engine.dps or 0) + 10)):
+        low, high, per_client = mechanism.relaxed_components()
+    trials = (n - 1) * per_client
+    high_row, low_row = engine.from_mpmath(high), engine.from_mpmath(low)
+
+    def evaluate(ts):
+        rows = engine.level(high_row, low_row, trials + per_client, sorted(set(ts) | {t + per_client for t in ts}))
+        index = {t: i for i, t in enumerate(sorted(set(ts) | {t + per_client for t in ts}))}
+        return _pair_maximum(engine, engine.select(rows, [index[t] for t in ts]),
+                             engine.select(rows, [index[t + per_client] for t in ts]), alphas)
+
+    memo = {} if memo is None else memo
+    previous = memo.pop(("relaxed", n - 1, tuple(alphas)), None)
+    if previous is None:
+        ts = list(range(trials + 1))
+    else:
+        lower = found if found is not None else evaluate(list(range(0, trials + 1, per_client)))[1].max(axis=0)
+        bounds = {t: np.min([previous[t - j] for j in range(max(0, t - trials + per_client), min(per_client, t) + 1)],
+                            axis=0) for t in range(trials + 1)}
+        ts = [t for t in range(trials + 1) if np.any(bounds[t] >= _cut(lower))]
+    bound, screened = evaluate(ts)
+    values = np.full((trials + 1, len(alphas)), np.nan)
+    values[ts] = screened
+    if previous is not None:
+        for t in set(range(trials + 1)) - set(ts):
+            values[t] = bounds[t]
+    memo[("relaxed", n, tuple(alphas))] = values
+    return bound, f"the others' {trials} trials each at p(±b) independently, exhaustive"

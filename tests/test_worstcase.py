@@ -1,0 +1,289 @@
+"""The worst case for n > 1 clients (rdpcalc.worstcase): the search against an exhaustive run,
+against an independent brute-force oracle, and the certified upper bound."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from fractions import Fraction
+
+import mpmath
+import pytest
+
+from rdpcalc import api, worstcase
+from rdpcalc.mechanisms import RQM
+from rdpcalc.numerics import make_engine
+
+from .oracles import convolve_fractions, rqm_pmf_by_enumeration
+
+F = Fraction
+
+
+def rqm(c, delta, m, q) -> RQM:
+    return RQM(c=F(c), delta=F(delta), m=m, q=F(q))
+
+
+def test_counterexample_rqm_n40_beats_the_pm_c_family():
+    """The issue's counterexample: all 39 others at the level 1.4 (or its mirror image) give
+    D₂ = 0.502705 > 0.485892, the best over the others at ±c."""
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    [worst] = api.divergence(mech, n=40, alphas=[2])
+    [pm_c] = api.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
+    assert worst["divergence"] >= 0.50270
+    assert pm_c["divergence"] < 0.4859 < worst["divergence"]
+    assert worst["search"] == "two-group+ascent"
+    assert worst["certified_upper"] >= worst["divergence"]
+    assert {abs(worst["x"]), abs(worst["x_prime"])} == {1.5}
+    [[level, count]] = worst["others"]
+    assert (abs(level), count) == (1.4, 39)
+
+
+# ------------------------------------------------------------------ an independent oracle
+def oracle_breakpoints(c: F, delta: F, m: int) -> list[F]:
+    """±c and the quantization levels strictly inside (−c, c), from the levels' definition."""
+    x_max = c + delta
+    levels = [-x_max + 2 * i * x_max / (m - 1) for i in range(m)]
+    return sorted({-c, c} | {level for level in levels if -c < level < c})
+
+
+def oracle_divergence(p: list[F], q: list[F], alpha) -> mpmath.mpf:
+    """D_α for α ∈ {2, 3, ∞} from exact rational sums (Σ p^α q^{1−α} is rational)."""
+    if any(a > 0 and b == 0 for a, b in zip(p, q)):
+        return mpmath.inf
+    if alpha == math.inf:
+        ratio = max(a / b for a, b in zip(p, q) if a > 0)
+        return mpmath.log(mpmath.mpf(ratio.numerator) / ratio.denominator)
+    total = sum(a**alpha / b ** (alpha - 1) for a, b in zip(p, q) if a > 0)
+    return mpmath.log(mpmath.mpf(total.numerator) / total.denominator) / (alpha - 1)
+
+
+def oracle_worst(c, delta, m, q, n, alpha):
+    """max over ordered pairs (x, x′) and every *sequence* of n − 1 others' breakpoints, by
+    exact rational convolution: no multisets, no mirror images, no screening."""
+    c, delta, q = F(c), F(delta), F(q)
+    points = oracle_breakpoints(c, delta, m)
+    pmfs = {x: rqm_pmf_by_enumeration(c, delta, m, q, x) for x in points}
+    best, attained = mpmath.mpf(-1), None
+    rests = {}
+    for others in itertools.product(points, repeat=n - 1):
+        key = tuple(sorted(others))
+        if key in rests:
+            continue
+        rest = [F(1)]
+        for y in others:
+            rest = convolve_fractions(rest, pmfs[y])
+        rests[key] = rest
+        for x, x_prime in itertools.permutations(points, 2):
+            with mpmath.workdps(40):
+                value = oracle_divergence(convolve_fractions(pmfs[x], rest), convolve_fractions(pmfs[x_prime], rest), alpha)
+            if value > best:
+                best, attained = value, (x, x_prime, key)
+    return float(best), attained
+
+
+ORACLE_CASES = [
+    # (c, Δ, m, q, n, α): small enough for rational arithmetic over every sequence of others
+    ("1", "1", 4, "1/3", 3, 2),
+    ("1", "1", 4, "1/3", 3, math.inf),
+    ("3/2", "1/2", 5, "2/5", 3, 3),
+    ("1", "2", 5, "1/2", 4, 2),
+    ("2", "1", 6, "1/4", 3, 2),
+]
+
+
+@pytest.mark.parametrize("case", ORACLE_CASES, ids=lambda case: "-".join(map(str, case)))
+def test_search_matches_a_brute_force_oracle(case):
+    c, delta, m, q, n, alpha = case
+    mech = rqm(c, delta, m, q)
+    assert list(mech.breakpoints()) == oracle_breakpoints(F(c), F(delta), m)
+    expected, attained = oracle_worst(c, delta, m, q, n, alpha)
+    for engine in ("fast", "exact"):
+        for budget in (worstcase.MAX_BUDGET, 1):  # exhaustive, then the two-group search + ascent
+            [record] = api.divergence(mech, n=n, alphas=[alpha], engine=engine, dps=30, budget=budget)
+            assert record["divergence"] == pytest.approx(expected, rel=1e-12), (engine, budget, attained)
+            assert record["certified_upper"] >= record["divergence"] * (1 - 1e-12)
+
+
+def test_the_oracle_configuration_reproduces_the_record():
+    """The configuration a record names gives its value in the oracle's own arithmetic."""
+    mech = rqm("3/2", "1/2", 5, "2/5")
+    [record] = api.divergence(mech, n=4, alphas=[2], budget=worstcase.MAX_BUDGET)
+    pmfs = {x: rqm_pmf_by_enumeration(F(3, 2), F(1, 2), 5, F(2, 5), x) for x in mech.breakpoints()}
+    rest = [F(1)]
+    for value, count in record["others"]:
+        for _ in range(count):
+            rest = convolve_fractions(rest, pmfs[F(value).limit_denominator(100)])
+    p = convolve_fractions(pmfs[F(record["x"]).limit_denominator(100)], rest)
+    q = convolve_fractions(pmfs[F(record["x_prime"]).limit_denominator(100)], rest)
+    with mpmath.workdps(40):
+        assert record["divergence"] == pytest.approx(float(oracle_divergence(p, q, 2)), rel=1e-13)
+
+
+def test_both_directions_matter():
+    """Swapping x and x′ changes the value, so a search that tried one direction only would
+    miss the worst case (the oracle tries both)."""
+    mech = rqm("3/2", "1/2", 5, "2/5")
+    [record] = api.divergence(mech, n=3, alphas=[3], budget=worstcase.MAX_BUDGET)
+    pmfs = {x: rqm_pmf_by_enumeration(F(3, 2), F(1, 2), 5, F(2, 5), x) for x in mech.breakpoints()}
+    rest = [F(1)]
+    for value, count in record["others"]:
+        for _ in range(count):
+            rest = convolve_fractions(rest, pmfs[F(value).limit_denominator(100)])
+    p = convolve_fractions(pmfs[F(record["x"]).limit_denominator(100)], rest)
+    q = convolve_fractions(pmfs[F(record["x_prime"]).limit_denominator(100)], rest)
+    with mpmath.workdps(40):
+        assert float(oracle_divergence(q, p, 3)) < record["divergence"] * (1 - 1e-6)
+
+
+# ------------------------------------------------------------------ search against exhaustive
+def random_rqm(rng: random.Random) -> RQM:
+    m = rng.randint(3, 7)
+    return rqm(F(rng.randint(1, 8), 4), F(rng.randint(1, 8), 4), m, F(rng.randint(1, 9), 10))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_search_finds_the_exhaustive_maximum_fast(seed):
+    rng = random.Random(seed)
+    mech, n = random_rqm(rng), rng.randint(3, 6)
+    alphas = [1, 2, 10, math.inf]
+    engine = make_engine("fast")
+    exhaustive = worstcase.search(mech, n, alphas, engine, budget=worstcase.MAX_BUDGET)
+    found = worstcase.search(mech, n, alphas, engine, budget=1)
+    assert exhaustive.search == "exhaustive" and found.search == "two-group+ascent"
+    for alpha, best, value in zip(alphas, exhaustive.values, found.values):
+        assert value == pytest.approx(best, rel=1e-12), f"{mech!r} n={n} α={alpha}: the search misses by {best - value:.3g}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_search_finds_the_exhaustive_maximum_exact(seed):
+    rng = random.Random(100 + seed)
+    mech = rqm(F(rng.randint(1, 8), 4), F(rng.randint(1, 8), 4), rng.randint(3, 5), F(rng.randint(1, 9), 10))
+    n, alphas = 3, [2, math.inf]
+    engine = make_engine("exact", 30)
+    exhaustive = worstcase.search(mech, n, alphas, engine, budget=worstcase.MAX_BUDGET)
+    found = worstcase.search(mech, n, alphas, engine, budget=1)
+    fast = worstcase.search(mech, n, alphas, make_engine("fast"), budget=worstcase.MAX_BUDGET)
+    for best, value, quick in zip(exhaustive.values, found.values, fast.values):
+        assert value == pytest.approx(best, rel=1e-25 if best < math.inf else 0)
+        assert quick == pytest.approx(best, rel=1e-12)
+
+
+# ------------------------------------------------------------------ the certified upper bound
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_certified_upper_bounds_the_value_and_equals_it_when_exhaustive(n):
+    mech = rqm("1", "1", 6, "1/3")
+    alphas = [1, 2, 10, math.inf]
+    for budget in (1, 50, worstcase.MAX_BUDGET):
+        result = worstcase.search(mech, n, alphas, make_engine("fast"), budget=budget)
+        for value, upper in zip(result.values, result.upper):
+            assert upper >= value
+            if result.search == "exhaustive":
+                assert upper == value
+
+
+def test_certified_upper_bounds_the_exhaustive_value_at_larger_n():
+    """The certificate (exhaustive over fewer others) bounds the exhaustive maximum."""
+    mech = rqm("1", "1", 5, "1/3")
+    alphas = [2, 10]
+    exhaustive = worstcase.search(mech, 7, alphas, make_engine("fast"), budget=worstcase.MAX_BUDGET)
+    bounded = worstcase.search(mech, 7, alphas, make_engine("fast"), budget=20)
+    assert bounded.search == "two-group+ascent" and "exhaustive over" in bounded.certificate
+    for exact_max, upper in zip(exhaustive.values, bounded.upper):
+        assert upper >= exact_max
+
+
+def test_worst_case_does_not_increase_with_n():
+    """Data processing: W_{n+1} ≤ W_n (exhaustive values)."""
+    mech = rqm("1", "2", 5, "1/2")
+    values = [worstcase.search(mech, n, [2], make_engine("fast"), budget=worstcase.MAX_BUDGET).values[0]
+              for n in range(2, 7)]
+    assert all(later <= earlier * (1 + 1e-12) for earlier, later in zip(values, values[1:]))
+
+
+def test_pbm_relaxed_certificate_bounds_the_value():
+    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=4)
+    [record] = api.divergence(mech, n=6, alphas=[2])
+    assert record["search"] == "exhaustive"
+    assert record["certified_upper"] >= record["divergence"] * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("name,params", [
+    ("qgauss", {"sigma": "1", "clip": "1", "k": 4}),
+    ("qmgeo", {"R": 4, "p": "0.5", "w_max": "1"}),
+])
+def test_breakpoint_mechanisms_certify_by_one_client(name, params):
+    mech = api.make_mechanism(name, **params)
+    [one] = api.divergence(mech, n=1, alphas=[2])
+    [record] = api.divergence(mech, n=3, alphas=[2])
+    assert record["certified_upper"] == pytest.approx(one["divergence"], rel=1e-12)
+    assert record["divergence"] <= record["certified_upper"]
+
+
+@pytest.mark.parametrize("mechanism_name", ["rqm", "pbm", "qgauss"])
+def test_mirror_symmetry_is_real(mechanism_name):
+    """Mechanisms flagged MIRRORED satisfy P_{−x}(i) = P_x(last − i) at every breakpoint (the
+    search keeps one of each mirror pair of configurations)."""
+    params = {"rqm": {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"},
+              "pbm": {"c": "1.5", "theta": "0.25", "trials": 4},
+              "qgauss": {"sigma": "1", "clip": "1", "k": 4}}[mechanism_name]
+    mech = api.make_mechanism(mechanism_name, **params)
+    assert mech.mirror_symmetric()
+    with mpmath.workdps(30):
+        for x in mech.breakpoints():
+            assert [float(v) for v in mech.pmf(-x)] == pytest.approx([float(v) for v in mech.pmf(x)[::-1]], abs=1e-25)
+
+
+def test_common_component_is_shared_by_every_breakpoint():
+    mech = rqm("3/2", "3/2", 16, "21/50")
+    share, component = worstcase.common_component(mech)
+    assert 0 < share < 1 and float(mpmath.fsum(component)) == pytest.approx(1, abs=1e-30)
+    with mpmath.workdps(40):
+        for b in mech.breakpoints():
+            pmf = mech.pmf(b)
+            mode = max(range(len(pmf)), key=lambda i: pmf[i])
+            centre = max(range(len(component)), key=lambda i: component[i])
+            for d, value in enumerate(component):
+                index = mode + d - centre
+                assert share * value <= (pmf[index] if 0 <= index < len(pmf) else 0) * (1 + mpmath.mpf(10) ** -35)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_common_component_bound_is_above_the_exhaustive_maximum(seed):
+    rng = random.Random(200 + seed)
+    mech, n = random_rqm(rng), rng.randint(3, 7)
+    alphas = [1, 2, 10, math.inf]
+    engine = make_engine("fast")
+    exhaustive = worstcase.search(mech, n, alphas, engine, budget=worstcase.MAX_BUDGET)
+    clients = [engine.client(mech, p) for p in mech.breakpoints()]
+    bound = worstcase._MixtureBound(mech, n, alphas, engine, clients).bound()
+    for alpha, value, upper in zip(alphas, exhaustive.values, bound):
+        assert upper >= value * (1 - 1e-12), f"{mech!r} n={n} α={alpha}"
+
+
+def test_certificate_is_usefully_tight_at_n40():
+    """At the issue's counterexample the certified bound is within a factor 2 of the value found
+    (the data-processing bound alone is ≈ 6×)."""
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    for record in api.divergence(mech, n=40, alphas=[1, 2, 10]):
+        assert record["divergence"] <= record["certified_upper"] < 2 * record["divergence"]
+
+
+@pytest.mark.parametrize("name,params", [
+    ("rqm", {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}),
+    ("pbm", {"c": "1.5", "theta": "0.25", "trials": 16}),
+])
+def test_sweep_reuse_gives_the_values_of_separate_searches(name, params):
+    """A sweep over n skips configurations bounded by the previous n; it must find what the
+    searches at each n find alone, and certify the same bounds."""
+    from rdpcalc.neighbours import sweep_n
+
+    mech = api.make_mechanism(name, **params)
+    alphas = [2.0, 10.0]
+    swept = sweep_n(mech, range(2, 13), alphas, ("worst",), make_engine("fast"))
+    for n in range(2, 13):
+        alone = worstcase.search(mech, n, alphas, make_engine("fast"))
+        points = swept[("worst", n)][1]
+        assert [p.value for p in points] == pytest.approx(alone.values, rel=1e-12)
+        assert [p.upper for p in points] == pytest.approx(alone.upper, rel=1e-12)
