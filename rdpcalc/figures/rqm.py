@@ -11,8 +11,10 @@ Two kinds of panel:
   setting, and the same α range).
 
 Both protocols are drawn: the paper's (others at ±c at random, seed 0) solid, the worst case
-over k (and, at n = 1, over all input pairs) dashed. Figure 1(b) shows the two pmfs at x = c
-(q = 0.42 and θ = 0.25 are our assumption; the paper does not state them).
+dashed — at n = 1 over all input pairs, at n > 1 the largest value the search of
+:mod:`rdpcalc.worstcase` found, with its certified upper bound as the top of a shaded band
+wherever the two differ (the true worst case lies in the band). Figure 1(b) shows the two pmfs
+at x = c (q = 0.42 and θ = 0.25 are our assumption; the paper does not state them).
 """
 
 from __future__ import annotations
@@ -57,8 +59,19 @@ def _record(figure: str, curve: Curve, protocol: str, n: int, point) -> dict:
     return {
         "figure": figure, "curve": curve.label, "mechanism": curve.mechanism.name, **curve.mechanism.parameters(),
         "protocol": protocol, "n": n, "alpha": point.alpha, "divergence": point.value,
+        "certified_upper": point.upper, "search": point.search,
         "x": float(point.attained.x), "x_prime": float(point.attained.x_prime), "k": point.attained.k,
+        "others": [[float(value), count] for value, count in point.attained.others],
     }
+
+
+def _band(ax, xs, rows, colour) -> None:
+    """Shade [found, certified] where the worst case is bracketed rather than exact."""
+    lows = np.array([r["divergence"] for r in rows])
+    highs = np.array([r["certified_upper"] for r in rows])
+    open_ = highs > lows * (1 + 1e-9)
+    if np.any(open_):
+        ax.fill_between(xs, lows, highs, where=open_, color=colour, alpha=0.15, linewidth=0)
 
 
 def _series(records, **match) -> list[dict]:
@@ -66,7 +79,7 @@ def _series(records, **match) -> list[dict]:
 
 
 def _protocol_text(protocol: str) -> str:
-    return "paper's protocol" if protocol == "paper" else "worst case"
+    return "paper's protocol" if protocol == "paper" else "worst case (found)"
 
 
 # ------------------------------------------------------------------ D₂ against n
@@ -88,12 +101,26 @@ def plot_vs_n(records: list[dict], path, curves: list[Curve], title: str) -> Non
             rows = _series(records, curve=curve.label, protocol=protocol)
             ax.plot([r["n"] for r in rows], [r["divergence"] for r in rows], PROTOCOL_STYLE[protocol], color=colour,
                     label=f"{curve.label}, {_protocol_text(protocol)}")
+            if protocol == "worst":
+                _band(ax, [r["n"] for r in rows], rows, colour)
     ax.set_yscale("log")
     ax.set_xlabel("number of clients n")
     ax.set_ylabel("Rényi divergence D₂ of the SecAgg sum (nats)")
     ax.set_title(title)
-    ax.legend()
+    ax.legend(title="shaded: worst case between found and certified", title_fontsize=7)
     save(fig, path)
+
+
+def _upper(row: dict) -> float:
+    return row["divergence"] if row["certified_upper"] is None else row["certified_upper"]
+
+
+def _against_pbm(rows: list[dict], pbm_rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The rows where RQM is proven at or above PBM (its value found reaches PBM's certified
+    bound), and those the brackets leave open."""
+    above = [r for r, p in zip(rows, pbm_rows, strict=True) if r["divergence"] >= _upper(p)]
+    open_ = [r for r, p in zip(rows, pbm_rows, strict=True) if r["divergence"] < _upper(p) and _upper(r) >= p["divergence"]]
+    return above, open_
 
 
 def compare_vs_n(records: list[dict], curves: list[Curve]) -> str:
@@ -101,13 +128,16 @@ def compare_vs_n(records: list[dict], curves: list[Curve]) -> str:
     reference = curves[-1]
     parts = []
     for protocol in PROTOCOLS:
-        pbm_values = np.array([r["divergence"] for r in _series(records, curve=reference.label, protocol=protocol)])
+        pbm_rows = _series(records, curve=reference.label, protocol=protocol)
         for curve in curves[:-1]:
-            values = np.array([r["divergence"] for r in _series(records, curve=curve.label, protocol=protocol)])
-            above = [n + 1 for n in np.nonzero(values >= pbm_values)[0]]
-            verdict = "below PBM at every n" if not above else f"NOT below PBM at n = {_ranges(above)}"
-            parts.append(f"{_protocol_text(protocol)}: {curve.label} {verdict} (PBM/RQM {pbm_values[0] / values[0]:.2f} "
-                         f"at n=1, {pbm_values[-1] / values[-1]:.2f} at n={N_MAX})")
+            rows = _series(records, curve=curve.label, protocol=protocol)
+            above, open_ = _against_pbm(rows, pbm_rows)
+            verdict = "below PBM at every n" if not above else f"NOT below PBM at n = {_ranges([r['n'] for r in above])}"
+            if open_:
+                verdict += f"; the brackets straddle PBM's at n = {_ranges([r['n'] for r in open_])}"
+            first, last = (p["divergence"] / r["divergence"] for p, r in ((pbm_rows[0], rows[0]), (pbm_rows[-1], rows[-1])))
+            parts.append(f"{_protocol_text(protocol)}: {curve.label} {verdict} (PBM/RQM {first:.2f} at n=1, {last:.2f} "
+                         f"at n={N_MAX})")
     return "; ".join(parts) + "."
 
 
@@ -136,13 +166,15 @@ def plot_sweep(records: list[dict], path, curves: list[Curve], ns: tuple[int, ..
                 width = 1.0 if len(ns) > 1 and n == ns[0] else 2.0
                 ax.plot([r["alpha"] for r in finite], [r["divergence"] for r in finite], PROTOCOL_STYLE[protocol],
                         color=colour, linewidth=width, label=f"{curve.label}, n={n}, {_protocol_text(protocol)}")
+                if protocol == "worst":
+                    _band(ax, [r["alpha"] for r in finite], finite, colour)
                 ax.plot([infinity_x] * len(at_infinity), [r["divergence"] for r in at_infinity], marker, color=colour,
                         markersize=4, fillstyle="none" if protocol == "worst" else "full")
     ax.set_xscale("log")
     ax.set_xticks([1, 10, 100, 1000, infinity_x])
     ax.set_xticklabels(["1", "10", "100", "1000", "∞"])
     thickness = " (thin: n = 1, thick: n = 40)" if len(ns) > 1 else ""
-    ax.set_xlabel(f"Rényi order α{thickness}; markers: α = ∞")
+    ax.set_xlabel(f"Rényi order α{thickness}; markers: α = ∞; shaded: worst case between found and certified")
     ax.set_ylabel("Rényi divergence D_α (nats)")
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
@@ -158,11 +190,13 @@ def compare_sweep(records: list[dict], curves: list[Curve], ns: tuple[int, ...])
             pbm_rows = _series(records, curve=reference.label, protocol=protocol, n=n)
             for curve in curves[:-1]:
                 rows = _series(records, curve=curve.label, protocol=protocol, n=n)
-                above = [r["alpha"] for r, p in zip(rows, pbm_rows) if r["divergence"] >= p["divergence"]]
+                above, open_ = (sorted(r["alpha"] for r in kind) for kind in _against_pbm(rows, pbm_rows))
                 if above:
-                    verdict = f"ABOVE PBM for α in [{min(above):.3g}, {max(above):.3g}]"
+                    verdict = f"ABOVE PBM for α in [{above[0]:.3g}, {above[-1]:.3g}]"
                 else:
                     verdict = "below PBM at every α"
+                if open_:
+                    verdict += f" (brackets straddle PBM's for α in [{open_[0]:.3g}, {open_[-1]:.3g}])"
                 parts.append(f"{_protocol_text(protocol)}, n={n}: {curve.label} {verdict}")
     return "; ".join(parts) + "."
 
@@ -211,7 +245,8 @@ def _vs_n_spec(figure_id: str, title: str, reproduces: str, curves: list[Curve],
     return FigureSpec(
         id=figure_id, title=title, reproduces=reproduces,
         parameters="m=16, c=1.5; " + "; ".join(c.label for c in curves) + f"; α=2; n=1…{N_MAX}; paper's protocol "
-                   f"with seed {SEED} (solid), worst case over k (dashed)",
+                   f"with seed {SEED} (solid), worst case found by the search (dashed) with its certified upper "
+                   "bound (shaded band where they differ)",
         build=lambda progress=None: build_vs_n(figure_id, curves, progress),
         plot=lambda records, path: plot_vs_n(records, path, curves, plot_title),
         compare=lambda records: compare_vs_n(records, curves),
@@ -223,7 +258,8 @@ def _sweep_spec(figure_id: str, title: str, reproduces: str, curves: list[Curve]
     return FigureSpec(
         id=figure_id, title=title, reproduces=reproduces,
         parameters="m=16, c=1.5; " + "; ".join(c.label for c in curves) + f"; n ∈ {set(ns)}; 100 orders log-spaced "
-                   f"in [1.01, 1000] and ∞; paper's protocol with seed {SEED} (solid), worst case (dashed){note}",
+                   f"in [1.01, 1000] and ∞; paper's protocol with seed {SEED} (solid), worst case found (dashed) with "
+                   f"its certified upper bound (shaded band){note}",
         build=lambda progress=None: build_sweep(figure_id, curves, ns, progress),
         plot=lambda records, path: plot_sweep(records, path, curves, ns, plot_title),
         compare=lambda records: compare_sweep(records, curves, ns),
