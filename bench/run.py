@@ -3,15 +3,19 @@
 Run with ``make bench`` (a few minutes); writes ``bench/results.md``. Timings belong here, never
 in tests. Each time is the minimum over repeats (one run for the slow ones), all in one process.
 
-Workloads (issues 2 and 8):
+Workloads (issues 2, 8 and 13). A–E compare with the peers on the papers' ±c family
+(``--neighbours pm-c``: the others at ±c, the worst over k), which is what the peers compute:
   A. the RQM paper's Figure 2 right: RQM (Δ=c, q=0.42) and PBM (θ=0.25, 16 trials), the pair
      (c, −c) at n = 1 and the worst case over k at n = 40, 100 orders in [1.01, 1000] plus ∞;
   B. Figure 2 left: D₂ of RQM, worst case over k, n = 1 … 200;
   C. one configuration at n = 10 000, m = 16, 10 orders;
-  D. a 20 × 20 (Δ, q) grid of RQM at n = 40, D₂ worst case (a calibration-like sweep), each
-     point timed by rdpcalc and the float64 peer in turn;
+  D. a 20 × 20 (Δ, q) grid of RQM at n = 40, D₂ worst case over k (a calibration-like sweep),
+     each point timed by rdpcalc and the float64 peer in turn;
   E. the growth of the worst case over k with n (log-log slope);
-  F. a federated run: 200 rounds × 10 of 100 clients on digits with RQM.
+  F. a federated run: 200 rounds × 10 of 100 clients on digits with RQM;
+  G. the worst case for n > 1 (the search over the others' inputs, :mod:`rdpcalc.worstcase`):
+     the n = 40 headline, Figure 2 left (n = 1 … 100, RQM and PBM, as ``make figures`` draws it),
+     the growth with n and with the number of breakpoints, and the default ``account`` run.
 Accuracy is measured against the exact engine at 60 digits where that is feasible.
 """
 
@@ -80,7 +84,8 @@ def figure2_rdpcalc(engine: str, dps: int = 30) -> list[float]:
         mech = api.make_mechanism(name, **params)
         values += [r["divergence"] for r in api.divergence(mech, n=1, alphas=ALPHAS, neighbours="paper", engine=engine,
                                                             dps=dps)]
-        values += [r["divergence"] for r in api.divergence(mech, n=40, alphas=ALPHAS, engine=engine, dps=dps)]
+        values += [r["divergence"] for r in api.divergence(mech, n=40, alphas=ALPHAS, neighbours="pm-c", engine=engine,
+                                                            dps=dps)]
     return values
 
 
@@ -109,8 +114,8 @@ def figure2_mpmath_reduced() -> tuple[float, float]:
 # ------------------------------------------------------------------ B. Figure 2 left
 def figure2_left_rdpcalc() -> list[float]:
     mech = api.make_mechanism("rqm", **RQM)
-    results = sweep_n(mech, range(1, 201), [2.0], ["worst"], FastEngine())
-    return [results[("worst", n)][1][0].value for n in range(1, 201)]
+    results = sweep_n(mech, range(1, 201), [2.0], ["pm-c"], FastEngine())
+    return [results[("pm-c", n)][1][0].value for n in range(1, 201)]
 
 
 def figure2_left_float64(ns) -> list[float]:
@@ -144,7 +149,7 @@ GRID = [(Fraction(d).limit_denominator(1000), Fraction(q).limit_denominator(1000
 
 def grid_point_rdpcalc(d: Fraction, q: Fraction) -> float:
     mech = api.make_mechanism("rqm", c="1.5", delta=Fraction(3, 2) * d, m=16, q=q)
-    return api.divergence(mech, n=40, alphas=[2])[0]["divergence"]
+    return api.divergence(mech, n=40, alphas=[2], neighbours="pm-c")[0]["divergence"]
 
 
 def grid_point_float64(d: Fraction, q: Fraction) -> float:
@@ -181,7 +186,7 @@ def growth(ns) -> list[tuple[int, float]]:
     mech = api.make_mechanism("rqm", **RQM)
     rows = []
     for n in ns:
-        seconds, _ = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2, 10, math.inf]), 1)
+        seconds, _ = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2, 10, math.inf], neighbours="pm-c"), 1)
         rows.append((n, seconds))
     return rows
 
@@ -197,6 +202,47 @@ def growth_profile(n: int) -> tuple[float, float]:
     divergence_time, _ = timed(lambda: fast.renyi_divergences(rows[1:], rows[:-1], np.array([2, 10, math.inf]),
                                                                both=True), 1)
     return rows_time, divergence_time
+
+
+# ------------------------------------------------------------------ G. the worst case for n > 1
+def worst_case_section() -> list[str]:
+    from rdpcalc.figures import rqm as rqm_figures
+
+    mech = api.make_mechanism("rqm", **RQM)
+    headline_time, headline = timed(lambda: api.divergence(mech, n=40, alphas=[2, 10, math.inf]), 3)
+    lines = ["## G. The worst case for n > 1 (search over the others' inputs, certified bound)", "",
+             "| workload | time (s) | result |", "|---|---:|---|",
+             f"| headline: RQM (c, 0.42), n = 40, α = 2, 10, ∞ | {headline_time:.2f} | D₂ found "
+             f"{headline[0]['divergence']:.6f}, certified ≤ {headline[0]['certified_upper']:.4f} ({headline[0]['search']}) |"]
+    for curve in rqm_figures.FIG2:
+        seconds, results = timed(lambda curve=curve: sweep_n(curve.mechanism, range(1, 101), [2.0], ["paper", "worst"],
+                                                             FastEngine()), 1)
+        at_100 = results[("worst", 100)][1][0]
+        lines.append(f"| Fig. 2 left, {curve.label}, n = 1 … 100, paper's protocol and worst case | {seconds:.1f} | "
+                     f"n = 100: found {at_100.value:.6f}, certified ≤ {at_100.upper:.6f} |")
+    account_time, record = timed(lambda: api.account(mech, n=40, clients=3400, rounds=2000), 1)
+    lines.append(f"| `account rqm … --n 40 --clients 3400 --rounds 2000` (certified per-round curve, 256 orders) | "
+                 f"{account_time:.1f} | ε = {record['epsilon']:.4g} |")
+    found_time, found = timed(lambda: api.account(mech, n=40, clients=3400, rounds=2000, per_round="found"), 1)
+    lines += [f"| the same with `--per-round found` (the search at 256 orders) | {found_time:.1f} | "
+              f"ε = {found['epsilon']:.4g} (not a guarantee) |", "", "Growth with n (RQM (c, 0.42), α = 2, 10, ∞; "
+              "one search per n, nothing reused):", "", "| n | time (s) | search | found D₂ | certified D₂ |",
+              "|---:|---:|---|---:|---:|"]
+    for n in (5, 10, 20, 40, 80, 160, 320):
+        seconds, records = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2, 10, math.inf]), 1)
+        lines.append(f"| {n} | {seconds:.2f} | {records[0]['search']} | {records[0]['divergence']:.6f} | "
+                     f"{records[0]['certified_upper']:.6f} |")
+    lines += ["", "Growth with the number of breakpoints (RQM, c = Δ = 1.5, q = 0.42, n = 40, α = 2; m levels give "
+              "the levels inside (−c, c) and ±c as breakpoints):", "", "| m | breakpoints | time (s) | search |",
+              "|---:|---:|---:|---|"]
+    for m in (4, 8, 16, 32):
+        levels_mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=m, q="0.42")
+        seconds, records = timed(lambda mech=levels_mech: api.divergence(mech, n=40, alphas=[2]), 1)
+        lines.append(f"| {m} | {len(levels_mech.breakpoints())} | {seconds:.2f} | {records[0]['search']} |")
+    return lines + ["", "Per n the cost is that of the two-group configurations (r(r−1)/2 level rows of n "
+                    "others for r breakpoints), each against the client-1 pairs the common-component bound "
+                    "cannot rule out; a sweep over n skips the configurations that the previous n bounds "
+                    "below the value already found (data processing).", ""]
 
 
 def federated_run() -> None:
@@ -237,7 +283,7 @@ def main() -> int:
     mech = api.make_mechanism("rqm", **RQM)
     per_n = []
     for n in sample_ns:  # interleaved, one n at a time
-        ours_time, _ = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2]), 3)
+        ours_time, _ = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2], neighbours="pm-c"), 3)
         peer_n_time, (peer_value,) = timed(lambda n=n: figure2_left_float64([n]), 3)
         reference = left_values[n - 1]
         correct = math.isfinite(peer_value) and peer_value > 0 and abs(peer_value - reference) <= 1e-9 * reference
@@ -300,6 +346,8 @@ def main() -> int:
               "O(√n·m log) each, so O(n²) up to logarithms. "
               f"Profile at n = 1000: the level's rows {rows_time:.2f} s, the divergences (both directions, "
               f"3 orders, negligible terms pruned) {divergence_time:.2f} s.", ""]
+    print("G: worst case for n > 1", flush=True)
+    lines += worst_case_section()
     print("F: FL", flush=True)
     fl_time, _ = timed(federated_run, 1)
     lines += ["## F. Federated run", "", f"200 rounds × 10 of 100 clients, digits, MLP 64-32-10, RQM: {fl_time:.1f} s.", ""]

@@ -76,6 +76,7 @@ The fast engine's values are accurate to ~1e−12 relative (tested against the e
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -98,6 +99,9 @@ SEARCH_MAX_N = 1000
 _BATCH_ELEMENTS = 6_000_000
 #: an ascent stops after this many moves (it also stops when no move increases D_α)
 _MAX_ASCENT_MOVES = 200
+#: a certified bound wanted at more orders than this is computed at this many of them and
+#: bounded in between by chords (see _by_chords)
+_CERTIFICATE_ORDERS = 32
 #: candidates kept per order for the accurate recomputation
 _MAX_CANDIDATES = 8
 #: with more orders than this, the two-group search and the ascent run at this many of them
@@ -426,11 +430,11 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         candidates = _Candidates(len(orders))
         pairs, fallback = None, np.full(len(orders), -np.inf)
         if mechanism.OTHERS_FAMILY == "affine":
-            mixture = _MixtureBound(mechanism, n, alphas, engine, clients)
+            mixture = _MixtureBound(mechanism, n, searched, engine, clients)
             homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
             rests = engine.concat([multiset_sum(engine, clients, key) for key in homogeneous])
             _batched(engine, _Evaluator(engine, clients, points, searched), rests, homogeneous, candidates, support)
-            pairs, fallback = mixture.pairs_reaching(candidates.top, orders, mirror)
+            pairs, fallback = mixture.pairs_reaching(candidates.top, range(len(orders)), mirror)
         evaluator = _Evaluator(engine, clients, points, searched, pairs)
         memo = {} if memo is None else memo
         previous = memo.get(("two-group", n - 1))
@@ -479,20 +483,67 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
 def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
                  found=None) -> tuple[np.ndarray, str]:
     """The bound of the module docstring for a search that is not exhaustive, and its text
-    (``mixture``: the :class:`_MixtureBound` when already built; ``memo`` as in :func:`search`;
-    ``found``: the values the search found, when it ran)."""
+    (``mixture``: a :class:`_MixtureBound` already built; ``memo`` as in :func:`search`;
+    ``found``: the values the search found, when it ran). Each bound is computed at no more
+    than _CERTIFICATE_ORDERS orders and bounded by chords in between (:func:`_by_chords`)."""
     family = mechanism.OTHERS_FAMILY
     if family == "relaxed":
-        return _relaxed_upper(mechanism, n, alphas, engine, memo, found)
+        found_at = None if found is None else dict(zip(alphas, found))
+        text = []
+
+        def relaxed(orders):
+            bound, description = _relaxed_upper(mechanism, n, orders, engine, memo,
+                                                None if found_at is None else np.array([found_at[a] for a in orders]))
+            text.append(description)
+            return bound
+
+        return _by_chords(relaxed, alphas), text[0]
     size = 0 if family != "affine" else max((j for j in range(n - 1) if multisets(j, len(points)) <= budget), default=0)
-    bound = _exhaustive_maximum(mechanism, engine, clients, points, alphas, size, memo)
+    bound = _by_chords(lambda orders: _exhaustive_maximum(mechanism, engine, clients, points, orders, size, memo), alphas)
     text = (f"exhaustive over {size} other client{'s' if size != 1 else ''} (data processing)" if size
             else "one client (data processing)")
     if family != "affine":
         return bound, text
-    mixture = mixture or _MixtureBound(mechanism, n, alphas, engine, clients)
-    return np.minimum(bound, mixture.bound()), (f"the smaller of two bounds: {text}, and the others' common component "
-                                                f"({100 * mixture.share:.4g} % of each breakpoint's pmf, up to a shift)")
+    shares = []
+
+    def common(orders):
+        built = mixture if mixture is not None and mixture.alphas == list(orders) else \
+            _MixtureBound(mechanism, n, orders, engine, clients)
+        shares.append(built.share)
+        return built.bound()
+
+    mixed = _by_chords(common, alphas)
+    return np.minimum(bound, mixed), f"the smaller of {text} and the others' common component (λ = {shares[0]:.4f})"
+
+
+def _by_chords(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float]) -> np.ndarray:
+    """``compute(alphas)``, a bound on a maximum of divergences, computed at no more than
+    _CERTIFICATE_ORDERS of the orders (spread evenly in log(α − 1); the smallest and largest
+    finite orders and ∞ kept) and bounded at the others by chords: (α − 1)·D_α = log Σ P^α Q^{1−α} is convex in α (a
+    log-sum-exp of functions affine in α), so is a log-mixture of such terms (the
+    common-component bound) and a maximum of either, so between two computed orders α₁ < α <
+    α₂ it lies below the chord through ((α₁ − 1)B₁, (α₂ − 1)B₂)."""
+    finite = sorted({a for a in alphas if a != math.inf})
+    if len(finite) <= _CERTIFICATE_ORDERS:
+        return np.asarray(compute(list(alphas)), dtype=float)
+    above_one = np.array([a for a in finite if a > 1])
+    targets = np.geomspace(above_one[0] - 1, above_one[-1] - 1, _CERTIFICATE_ORDERS - 1) + 1
+    grid = sorted({finite[0], *(float(above_one[np.argmin(np.abs(np.log((above_one - 1) / (t - 1))))]) for t in targets)})
+    orders = grid + ([math.inf] if math.inf in alphas else [])
+    computed = dict(zip(orders, np.asarray(compute(orders), dtype=float)))
+    out = []
+    for alpha in alphas:
+        if alpha in computed:
+            out.append(computed[alpha])
+            continue
+        above = bisect.bisect_left(grid, alpha)
+        low, high = grid[above - 1], grid[above]
+        if not (math.isfinite(computed[low]) and math.isfinite(computed[high])):
+            out.append(math.inf)
+            continue
+        k_low, k_high = (low - 1) * computed[low], (high - 1) * computed[high]
+        out.append((k_low + (alpha - low) / (high - low) * (k_high - k_low)) / (alpha - 1))
+    return np.array(out)
 
 
 def common_component(mechanism: Mechanism, dps: int = 40) -> tuple[mpmath.mpf, list]:
@@ -684,4 +735,5 @@ def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
         for t in set(range(trials + 1)) - set(ts):
             values[t] = bounds[t]
     memo[("relaxed", n, tuple(alphas))] = values
-    return bound, f"the others' {trials} trials each at p(±b) independently, exhaustive"
+    b = float(mechanism.bound)
+    return bound, f"the others' {trials} trials each at p(±{b:g}) independently, exhaustive"

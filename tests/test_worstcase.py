@@ -287,3 +287,23 @@ def test_sweep_reuse_gives_the_values_of_separate_searches(name, params):
         points = swept[("worst", n)][1]
         assert [p.value for p in points] == pytest.approx(alone.values, rel=1e-12)
         assert [p.upper for p in points] == pytest.approx(alone.upper, rel=1e-12)
+
+
+@pytest.mark.parametrize("name,params,n", [
+    ("rqm", {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}, 12),
+    ("pbm", {"c": "1.5", "theta": "0.25", "trials": 4}, 12),
+])
+def test_certificate_between_orders_by_chords_is_valid(name, params, n):
+    """With many orders the certificate is computed at 32 and bounded by chords in between:
+    never below the bound computed at each order itself, and close to it."""
+    from rdpcalc.accounting import ORDERS
+
+    mech = api.make_mechanism(name, **params)
+    orders = [float(a) for a in ORDERS[ORDERS <= 300]]
+    assert len(orders) > worstcase._CERTIFICATE_ORDERS
+    chords, _ = worstcase.certified_upper(mech, n, orders, make_engine("fast"))
+    direct = []
+    for start in range(0, len(orders), 20):
+        direct += worstcase.certified_upper(mech, n, orders[start : start + 20], make_engine("fast"))[0]
+    for alpha, chord, value in zip(orders, chords, direct):
+        assert value * (1 - 1e-12) <= chord <= value * 1.02, alpha
