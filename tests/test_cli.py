@@ -229,3 +229,13 @@ def test_layered_divergence_and_bits_from_the_cli(capsys):
     assert rows["minimal step of the shifted quantizer η_Z"] == pytest.approx(0.980258, abs=1e-6)
     code, _, err = run(capsys, "bits", "layered", "--sigma", "0")
     assert code == 2 and "--sigma" in err and err.count("\n") == 1
+
+
+def test_account_says_which_per_round_curve(capsys):
+    args = ("account", "rqm", *RQM_ARGS, "--n", "6", "--rounds", "10")
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "per-round curve: certified upper bound of the worst case" in out
+    code, out, _ = run(capsys, *args, "--per-round", "found")
+    assert code == 0 and "NOT a guarantee" in out
+    code, _, err = run(capsys, *args, "--per-round", "best")
+    assert code == 2 and "--per-round" in err

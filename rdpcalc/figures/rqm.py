@@ -174,10 +174,12 @@ def plot_sweep(records: list[dict], path, curves: list[Curve], ns: tuple[int, ..
     ax.set_xticks([1, 10, 100, 1000, infinity_x])
     ax.set_xticklabels(["1", "10", "100", "1000", "∞"])
     thickness = " (thin: n = 1, thick: n = 40)" if len(ns) > 1 else ""
-    ax.set_xlabel(f"Rényi order α{thickness}; markers: α = ∞; shaded: worst case between found and certified")
+    ax.set_xlabel(f"Rényi order α{thickness}; markers: α = ∞")
     ax.set_ylabel("Rényi divergence D_α (nats)")
     ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False,
+              title="shaded: the worst case lies between the value found and its certified upper bound",
+              title_fontsize=7)
     save(fig, path)
 
 
