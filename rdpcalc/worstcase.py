@@ -425,31 +425,8 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         _exhaustive(engine, _Evaluator(engine, clients, points, alphas), others, candidates, support, mirror)
     else:
         search_name = "two-group+ascent"
-        orders = _search_orders(alphas)
-        searched = [alphas[i] for i in orders]
-        candidates = _Candidates(len(orders))
-        pairs, fallback = None, np.full(len(orders), -np.inf)
-        if mechanism.OTHERS_FAMILY == "affine":
-            mixture = _MixtureBound(mechanism, n, searched, engine, clients)
-            homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
-            rests = engine.concat([multiset_sum(engine, clients, key) for key in homogeneous])
-            _batched(engine, _Evaluator(engine, clients, points, searched), rests, homogeneous, candidates, support)
-            pairs, fallback = mixture.pairs_reaching(candidates.top, range(len(orders)), mirror)
-        evaluator = _Evaluator(engine, clients, points, searched, pairs)
-        memo = {} if memo is None else memo
-        previous = memo.get(("two-group", n - 1))
-        previous = previous if previous is not None and previous.alphas == tuple(searched) else None
-        recorded = _two_group(engine, evaluator, others, candidates, support, mirror, progress, previous)
-        memo[("two-group", n)] = _History(tuple(searched), recorded, fallback)
-        memo.pop(("two-group", n - 1), None)
-        starts: dict[tuple, list[int]] = {}
-        for order, entries in enumerate(candidates.lists):
-            counts = tuple(dict(entries[0][1].others).get(p, 0) for p in points)
-            starts.setdefault(counts, []).append(order)
-        for start, chosen in starts.items():
-            _ascent(engine, evaluator, start, chosen, candidates, support)
-    if search_name != "exhaustive" and len(orders) < len(alphas):
-        candidates = _rescreen(engine, clients, points, alphas, candidates.configurations(), mechanism.support_size)
+        candidates, mixture = _two_group_and_ascent(mechanism, n, alphas, engine, clients, progress,
+                                                    {} if memo is None else memo)
     best = _accurate(engine, clients, points, alphas, candidates.configurations())
     if progress is not None:
         progress(1, 1)
@@ -462,6 +439,37 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         upper = list(np.maximum(bound, best.values))
     return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
                         search_name, certificate)
+
+
+def _two_group_and_ascent(mechanism, n, alphas, engine, clients, progress, memo: dict):
+    """The candidates of the two-group search and the ascent (module docstring), at every
+    order; and the :class:`_MixtureBound` built to rule out client-1 pairs (None when the
+    mechanism's family has none)."""
+    points, kinds, others = list(mechanism.breakpoints()), len(clients), n - 1
+    support, mirror = n * (mechanism.support_size - 1) + 1, mechanism.mirror_symmetric()
+    orders = _search_orders(alphas)
+    searched = [alphas[i] for i in orders]
+    candidates = _Candidates(len(orders))
+    pairs, fallback, mixture = None, np.full(len(orders), -np.inf), None
+    if mechanism.OTHERS_FAMILY == "affine":  # the homogeneous configurations give a value to beat
+        mixture = _MixtureBound(mechanism, n, searched, engine, clients)
+        homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
+        rests = engine.concat([multiset_sum(engine, clients, key) for key in homogeneous])
+        _batched(engine, _Evaluator(engine, clients, points, searched), rests, homogeneous, candidates, support)
+        pairs, fallback = mixture.pairs_reaching(candidates.top, range(len(orders)), mirror)
+    evaluator = _Evaluator(engine, clients, points, searched, pairs)
+    previous = memo.pop(("two-group", n - 1), None)
+    previous = previous if previous is not None and previous.alphas == tuple(searched) else None
+    recorded = _two_group(engine, evaluator, others, candidates, support, mirror, progress, previous)
+    memo[("two-group", n)] = _History(tuple(searched), recorded, fallback)
+    starts: dict[tuple, list[int]] = {}
+    for order, entries in enumerate(candidates.lists):
+        starts.setdefault(_counts(entries[0][1], points), []).append(order)
+    for start, chosen in starts.items():
+        _ascent(engine, evaluator, start, chosen, candidates, support)
+    if len(orders) < len(alphas):
+        candidates = _rescreen(engine, clients, points, alphas, candidates.configurations(), mechanism.support_size)
+    return candidates, mixture
 
 
 def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
