@@ -276,9 +276,11 @@ def per_round_curve(mechanism: Mechanism, n: int, threat: str, sampling: str, am
         raise ParameterError("--per-round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
     clients_in_sum = n if threat == "secagg" and sampling == "without-replacement" else 1
     orders = [*(INTEGER_ORDERS if amplified else ORDERS), math.inf]
+    if clients_in_sum > worstcase.SEARCH_MAX_N:
+        raise ParameterError("--n", f"the worst case of a SecAgg sum is searched and certified up to n = "
+                                    f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
     if clients_in_sum > 1 and per_round == "certified":
         _check_distribution(mechanism)
-        choose_neighbours(mechanism, clients_in_sum)  # validates n for the search
         values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders, make_engine(engine, dps))
         text = f"certified upper bound of the worst case ({certificate})"
     else:

@@ -235,3 +235,10 @@ def test_per_round_is_validated():
     mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     with pytest.raises(ParameterError, match="--per-round"):
         api.account(mech, n=4, rounds=3, per_round="guess")
+
+
+def test_sum_beyond_the_search_limit_is_refused_with_the_reason():
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    with pytest.raises(ParameterError, match="--n.*up to n = 1000"):
+        api.account(mech, n=1500, rounds=3)
+    assert api.account(mech, n=1500, clients=3000, rounds=3, sampling="poisson")["clients_in_sum"] == 1
