@@ -31,6 +31,7 @@ EXAMPLES = {
 Examples:
   rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --alpha 2 --alpha 10 --alpha inf
   rdpcalc divergence pbm --c 1.5 --theta 0.25 --trials 16 --n 40 --alpha 2
+  rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --alpha 2 --neighbours pm-c
   rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --alphas 1.01:1000:100 --json
   rdpcalc divergence rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --neighbours paper --seed 3
   rdpcalc divergence qgauss --sigma 1 --clip 1 --k 2 --alpha 1 --grid 21
@@ -289,7 +290,8 @@ def _divergence_command(cls) -> click.Command:
                           "bound of worst); paper: x1=c vs -c, others at ±c at random (--seed)."),
         click.Option(["--budget"], type=str, default=str(EXHAUSTIVE_BUDGET), show_default=True, metavar="COUNT",
                      help=f"--neighbours worst, n>1: search exhaustively when the others' multisets number at most "
-                          f"COUNT (1 … {MAX_BUDGET}); the certified bound is exhaustive over as many others as fit."),
+                          f"COUNT (1 … {MAX_BUDGET}); the data-processing part of the certified bound is exhaustive "
+                          f"over as many others as fit."),
         k_option,
         click.Option(["--x"], type=str, default=None, metavar="X", help="Client 1's input under P (with --x-prime)."),
         click.Option(["--x-prime", "x_prime"], type=str, default=None, metavar="X'",
@@ -651,6 +653,7 @@ EXAMPLES["account"] = """\b
 Examples:
   rdpcalc account gaussian --sigma 1.1 --sample-rate 0.01 --rounds 1000 --delta-target 1e-5
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --dim 100000
+  rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --rounds 1000 --per-round found
   rdpcalc account corbin --eps-p 1 --n 50 --rounds 100 --threat local --json"""
 EXAMPLES["calibrate"] = """\b
 Examples:
