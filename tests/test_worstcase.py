@@ -307,3 +307,58 @@ def test_certificate_between_orders_by_chords_is_valid(name, params, n):
         direct += worstcase.certified_upper(mech, n, orders[start : start + 20], make_engine("fast"))[0]
     for alpha, chord, value in zip(orders, chords, direct):
         assert value * (1 - 1e-12) <= chord <= value * 1.02, alpha
+
+
+# ------------------------------------------------------------------ the certificates, computed a second way
+def _d2_rational(p: list[F], q: list[F]) -> F:
+    """exp(D₂(P‖Q)) = Σ p²/q, exactly."""
+    return sum(a * a / b for a, b in zip(p, q) if a > 0)
+
+
+def test_common_component_bound_against_an_exact_rational_oracle():
+    """The mixture bound of the module docstring, recomputed from its definition in exact
+    fractions (pmfs by enumeration, the envelope at the modes, binomial weights): at α = 2 it is
+    log max over ordered pairs of Σ_K P(K) Σ_s P_K(s)²/Q_K(s)."""
+    c, delta, m, q, n = F(1), F(1), 5, F(2, 5), 4
+    mech = rqm(c, delta, m, q)
+    points = oracle_breakpoints(c, delta, m)
+    pmfs = {x: rqm_pmf_by_enumeration(c, delta, m, q, x) for x in points}
+    modes = {x: max(range(m), key=lambda i, x=x: pmfs[x][i]) for x in points}
+    offsets = range(-m, m)
+    shared = [min(pmfs[x][modes[x] + d] if 0 <= modes[x] + d < m else F(0) for x in points) for d in offsets]
+    share = sum(shared)
+    component = [v / share for v in shared]
+    powers = [[F(1)]]
+    for _ in range(n - 1):
+        powers.append(convolve_fractions(powers[-1], component))
+    weights = [math.comb(n - 1, k) * share**k * (1 - share) ** (n - 1 - k) for k in range(n)]
+    best = max(sum(w * _d2_rational(convolve_fractions(pmfs[x], power), convolve_fractions(pmfs[y], power))
+                   for w, power in zip(weights, powers))
+               for x, y in itertools.permutations(points, 2))
+    engine = make_engine("fast")
+    clients = [engine.client(mech, p) for p in mech.breakpoints()]
+    ours = worstcase._MixtureBound(mech, n, [2.0], engine, clients)
+    assert ours.share == pytest.approx(float(share), rel=1e-14)
+    with mpmath.workdps(40):
+        expected = float(mpmath.log(mpmath.mpf(best.numerator) / best.denominator))
+    assert ours.bound()[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_pbm_relaxed_bound_against_an_exact_rational_oracle():
+    """PBM's certificate recomputed from its definition: the others' (n−1)·M trials, t of them at
+    p(c) and the rest at p(−c), client 1's M trials at p(±c); max over t and both directions."""
+    from .oracles import binomial_pmf
+
+    theta, trials, n = F(1, 4), 2, 4
+    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=trials)
+    high, low = F(1, 2) + theta, F(1, 2) - theta
+    total = (n - 1) * trials
+    best = F(0)
+    for t in range(total + 1):
+        rest = convolve_fractions(binomial_pmf(t, high), binomial_pmf(total - t, low))
+        p, q = convolve_fractions(binomial_pmf(trials, high), rest), convolve_fractions(binomial_pmf(trials, low), rest)
+        best = max(best, _d2_rational(p, q), _d2_rational(q, p))
+    [record] = api.divergence(mech, n=n, alphas=[2])
+    with mpmath.workdps(40):
+        expected = float(mpmath.log(mpmath.mpf(best.numerator) / best.denominator))
+    assert record["certified_upper"] == pytest.approx(expected, rel=1e-12)
