@@ -27,7 +27,7 @@ the papers' ±b family — each a row of one level (:mod:`rdpcalc.numerics.level
 to another breakpoint while D_α grows (``two-group+ascent``). Client 1 runs over all ordered
 pairs of breakpoints throughout; both directions come from one computation. Configurations
 are ranked by a quick float screen (:func:`rdpcalc.numerics.fast.screened_divergences`); those
-within 1e−8 relative of the best at some order are recomputed by the engine's accurate
+within 1e−8 relative (+ 1e−9) of the best at some order are recomputed by the engine's accurate
 divergences, which give every printed value. With more than eight orders the two-group search
 and the ascent run at eight of them spread over the range, and every configuration they find
 is evaluated at every order.
@@ -70,8 +70,10 @@ Mechanisms whose pmf is not affine between its breakpoints:
   the one-client value (j = 0), which is the single-client worst case over the breakpoints; it
   is as certified as the mechanism's own single-client argument (``breakpoints()``).
 
-The fast engine's values are accurate to ~1e−12 relative (tested against the exact engine), so
-"certified" is up to that rounding.
+Screens, searches and bounds run in the fast engine whichever engine is asked for; the exact
+engine recomputes the configurations found (so a printed value is the exact divergence of the
+configuration printed beside it). The fast engine's values are accurate to ~1e−12 relative
+(tested against the exact engine), so "certified" is up to that rounding.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ import mpmath
 import numpy as np
 
 from .mechanisms import Mechanism
-from .numerics import fast
+from .numerics import FastEngine, fast
 
 #: the search is exhaustive when the others' multisets number at most this many; the
 #: certificate uses the largest number of others whose multisets fit in it
@@ -199,9 +201,10 @@ class _Candidates:
 
 
 def _cut(top):
-    """The screened values kept as candidates: within 1e−8 relative + 1e−10 of ``top``."""
+    """The screened values kept as candidates: within 1e−8 relative + 1e−9 of ``top`` (the
+    screen's error is below 1e−9, :func:`rdpcalc.numerics.fast.screened_divergences`)."""
     with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(top), top - (1e-8 * np.abs(top) + 1e-10), top)
+        return np.where(np.isfinite(top), top - (1e-8 * np.abs(top) + 1e-9), top)
 
 
 def _check_nan(floats: np.ndarray, configuration_of) -> None:
@@ -414,7 +417,8 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
     points = mechanism.breakpoints()
-    clients = [engine.client(mechanism, p) for p in points]
+    quick = engine if engine.name == "fast" else FastEngine()  # screens and bounds are floats in either engine
+    clients = [quick.client(mechanism, p) for p in points]
     kinds, others = len(points), n - 1
     support = n * (mechanism.support_size - 1) + 1
     mirror = mechanism.mirror_symmetric()
@@ -422,19 +426,20 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     if multisets(others, kinds) <= budget:
         search_name = "exhaustive"
         candidates = _Candidates(len(alphas))
-        _exhaustive(engine, _Evaluator(engine, clients, points, alphas), others, candidates, support, mirror)
+        _exhaustive(quick, _Evaluator(quick, clients, points, alphas), others, candidates, support, mirror)
     else:
         search_name = "two-group+ascent"
-        candidates, mixture = _two_group_and_ascent(mechanism, n, alphas, engine, clients, progress,
+        candidates, mixture = _two_group_and_ascent(mechanism, n, alphas, quick, clients, progress,
                                                     {} if memo is None else memo)
-    best = _accurate(engine, clients, points, alphas, candidates.configurations())
+    precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in points]
+    best = _accurate(engine, precise_clients, points, alphas, candidates.configurations())
     if progress is not None:
         progress(1, 1)
 
     if search_name == "exhaustive" and mechanism.OTHERS_FAMILY == "affine":
         upper, certificate = list(best.values), "exhaustive: equal to the value"
     else:
-        bound, certificate = _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture, memo,
+        bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget, mixture, memo,
                                           best.values)
         upper = list(np.maximum(bound, best.values))
     return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
@@ -483,8 +488,9 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     if mechanism.OTHERS_FAMILY == "affine" and multisets(n - 1, len(points)) <= budget:
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
-    clients = [engine.client(mechanism, p) for p in points]
-    bound, certificate = _certificate(mechanism, n, alphas, engine, clients, points, budget)
+    quick = engine if engine.name == "fast" else FastEngine()
+    clients = [quick.client(mechanism, p) for p in points]
+    bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget)
     return [float(u) for u in bound], certificate
 
 

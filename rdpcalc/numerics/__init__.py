@@ -10,13 +10,15 @@ the same support.
   engine); ``select(batch, rows)`` picks rows of a batch;
 * ``add_client(client, rests)``: the batch of totals when client 1 holds another input;
 * ``level(a, b, count, js)``: the batch whose row i is A^{*js[i]} * B^{*(count−js[i])} for two
-  client pmfs (one level of a two-group configuration); ``unit()`` the pmf of an empty sum;
-  ``concat(batches)`` stacks batches on one support; ``powers(c, count)`` the rows
-  C^{*0} … C^{*count} of one pmf, padded to one support; ``from_mpmath(probabilities)`` takes a
-  pmf given in mpmath (a sub-client's, :mod:`rdpcalc.worstcase`);
+  client pmfs (one level of a two-group configuration);
 * ``divergences_both(p, q, alphas)``: for each row and each α, the pair of batches
-  (D_α(P‖Q), D_α(Q‖P)); ``screen_both`` the same as quick float arrays for ranking
-  candidates (:func:`.fast.screened_divergences`).
+  (D_α(P‖Q), D_α(Q‖P)).
+
+The worst-case search (:mod:`rdpcalc.worstcase`), which runs in the fast engine whichever
+engine is asked for, also uses the fast engine's ``unit()`` (the pmf of an empty sum),
+``concat(batches)``, ``powers(c, count)`` (the rows C^{*0} … C^{*count}, padded to one
+support), ``from_mpmath(probabilities)`` and ``screen_both`` (quick float divergences for
+ranking candidates, :func:`.fast.screened_divergences`).
 
 Values come back as floats (``math.inf`` for +∞); the exact engine also keeps its mpf values
 for printing at full precision.
@@ -28,7 +30,6 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-import gmpy2
 import mpmath
 import numpy as np
 
@@ -156,27 +157,6 @@ class ExactEngine:
             rows = exact.mixed_power_rows(a, b, count, js)
         return [rows[j] for j in js]
 
-    @staticmethod
-    def unit() -> list[list]:
-        return [[gmpy2.mpfr(1)]]
-
-    def powers(self, c: list, count: int) -> list[list]:
-        width = count * (len(c) - 1) + 1
-        self._check_support(width)
-        rows, current = [], [gmpy2.mpfr(1)]
-        with exact.precision(self.dps):
-            for power in range(count + 1):
-                if power:
-                    current = exact.convolve(c, current)
-                rows.append(current + [gmpy2.mpfr(0)] * (width - len(current)))
-        return rows
-
-    @staticmethod
-    def concat(batches: Sequence[list]) -> list:
-        return [row for batch in batches for row in batch]
-
-    def from_mpmath(self, probabilities: Sequence) -> list:
-        return exact.from_mpmath(probabilities)
 
     def divergences_both(self, p: list[list], q: list[list], alphas: Sequence[float]):
         def one_way(first, second):
@@ -184,12 +164,6 @@ class ExactEngine:
 
         return one_way(p, q), one_way(q, p)
 
-    @staticmethod
-    def screen_both(p: list[list], q: list[list], alphas: Sequence[float]):
-        def logs(batch):
-            return np.array([[float(gmpy2.log(v)) if v > 0 else -np.inf for v in row] for row in batch])
-
-        return fast.screened_divergences(logs(p), logs(q), np.asarray(alphas, dtype=float))
 
     def digits(self, value) -> str:
         """All ``dps`` significant digits of a value of this engine."""
