@@ -3,15 +3,20 @@
 Everything works on Rényi curves: ε(α) on a grid of orders. A run is accounted as
 
 1. the per-coordinate curve of one round, from the exact divergences (the worst case over
-   neighbouring inputs; ``local``: one client's message, ``secagg``: the sum of the n sampled
-   clients);
+   neighbouring inputs, replace-one: one client's input changes), for what the observer sees
+   (``OBSERVERS``): the SecAgg sum of the n sampled clients (``server``, ``release``) or one
+   client's message (``local``);
 2. composed over the d coordinates, which all come from the same sampled clients (so
    composition comes before amplification);
-3. amplified by client sampling at rate γ: Poisson sampling (Zhu & Wang 2019, Thm 6) or
-   sampling without replacement (Wang, Balle & Kasiviswanathan 2019, Thm 9), both valid for
-   any mechanism given its curve at integer orders; for the Gaussian, the exact Poisson-
-   subsampled bound (Mironov, Talwar & Zhang 2019);
-4. composed over T rounds (curves add);
+3. only where the sample is hidden from the observer (``release``): amplified by client
+   sampling at rate γ without replacement (Wang, Balle & Kasiviswanathan 2019, Thm 9, for the
+   replace-one relation; valid for any mechanism given its curve at integer orders). Poisson
+   sampling amplifies add/remove neighbours (Zhu & Wang 2019, Thm 6), so for these
+   replace-one curves it is refused; the reference Gaussian, whose curve is add/remove, keeps
+   the exact Poisson-subsampled bound (Mironov, Talwar & Zhang 2019);
+4. composed over the rounds: all T rounds when the sample is hidden; when it is known
+   (``server``, ``local``), over the rounds the client takes part in (``participation``, by
+   default all T, the worst case);
 5. converted to (ε, δ) with Canonne, Kamath & Steinke (2020, Prop. 12), minimised over α.
 """
 
@@ -36,7 +41,13 @@ INTEGER_ORDERS = np.arange(2, 257, dtype=float)
 #: orders for the subsampled Gaussian: fine fractional steps below 11, then integers to 256
 GAUSSIAN_ORDERS = np.concatenate([1 + np.arange(1, 20) / 20, 2 + np.arange(0, 90) / 10, np.arange(11, 257)])
 SAMPLING = ("poisson", "without-replacement")
-THREATS = ("local", "secagg")
+#: who sees what (see the module docstring); the sample is hidden only from ``release``
+OBSERVERS = ("server", "release", "local")
+OBSERVER_TEXT = {
+    "server": "server: sees the SecAgg sum of the n sampled clients and knows who was sampled (no amplification)",
+    "release": "release: a third party sees the released sum; the sample is hidden (amplification by sampling)",
+    "local": "local: sees each sampled client's message and knows who was sampled (no amplification)",
+}
 
 
 @dataclass(frozen=True)
@@ -135,13 +146,18 @@ def _log_sampled_gaussian_moment(sigma: float, rate: float, alpha: float) -> flo
 
 
 def amplify(curve: RdpCurve, rate: float, sampling: str, orders=INTEGER_ORDERS) -> RdpCurve:
-    """The curve of the mechanism run on a random subsample, at integer orders.
+    """The curve of the mechanism run on a random subsample: the amplification bound at the
+    integer ``orders``, and the curve itself at its other orders (see below).
 
     ``curve`` must contain every integer order 2 … max(orders) (and ∞ for without-replacement
     sampling: its value at the largest order is used if ∞ is absent). Rate 1 is no sampling.
+    The result never exceeds the curve itself: the subsampled pair of output laws is a mixture,
+    with weights that do not depend on the neighbouring record, of pairs of the mechanism's
+    laws on neighbouring or equal datasets, so by joint convexity its divergence is at most the
+    largest of theirs (the bounds above can exceed it when the curve is large).
     """
     if rate == 1:
-        return RdpCurve(np.asarray(orders, dtype=float), np.array([curve.at(a) for a in orders]))
+        return curve
     base = {int(a): float(v) for a, v in zip(curve.orders, curve.values) if math.isfinite(a) and a == int(a) and a >= 2}
     needed = int(max(orders))
     missing = [j for j in range(2, needed + 1) if j not in base]
@@ -156,7 +172,9 @@ def amplify(curve: RdpCurve, rate: float, sampling: str, orders=INTEGER_ORDERS) 
             values.append(_wang_balle_kasiviswanathan(base, a, rate, eps_inf))
         else:
             raise ParameterError("--sampling", f"must be one of {', '.join(SAMPLING)}, got {sampling!r}")
-    return RdpCurve(np.asarray(orders, dtype=float), np.array(values))
+    amplified = dict(zip(np.asarray(orders, dtype=float), np.minimum(values, [base[int(a)] for a in orders])))
+    every = np.array(sorted(set(amplified) | set(curve.orders.tolist())))
+    return RdpCurve(every, np.array([amplified[a] if a in amplified else curve.at(a) for a in every]))
 
 
 def _zhu_wang(base: dict[int, float], a: int, rate: float) -> float:

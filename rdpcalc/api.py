@@ -247,35 +247,26 @@ def _digits(value, dps: int) -> str:
 
 
 # ----------------------------------------------------------------------------- accounting
-THREAT_TEXT = {
-    "local": "local: the server sees each sampled client's message (one-client curve)",
-    "secagg": "SecAgg: the server sees only the sum of the n sampled clients",
-}
-
-
 PER_ROUND = ("certified", "found")
 
 
-def per_round_curve(mechanism: Mechanism, n: int, threat: str, sampling: str, amplified: bool,
+def per_round_curve(mechanism: Mechanism, n: int, observer: str, amplified: bool,
                     engine: str = "fast", dps: int = 50, per_round: str = "certified"):
     """The per-coordinate Rényi curve of one round, the number of clients it was computed for,
-    and what the curve is. With SecAgg and sampling without replacement the sum has exactly n
-    clients; with Poisson sampling its size is random, so the one-client curve (the largest,
-    the worst case being non-increasing in n) is used; the local threat model always uses one
-    client.
+    and what the curve is: the SecAgg sum of the n sampled clients for the ``server`` and
+    ``release`` observers, one client's message for ``local``. ``amplified``: the curve is
+    wanted at the integer orders of the amplification bound too.
 
     For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase`): ``per_round`` =
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
     where the search is exhaustive), ``found`` the largest value the search found, a lower
     bound of the worst case and so *not* a guarantee."""
-    from .accounting import INTEGER_ORDERS, ORDERS, THREATS, RdpCurve
+    from .accounting import INTEGER_ORDERS, ORDERS, RdpCurve
 
-    if threat not in THREATS:
-        raise ParameterError("--threat", f"must be one of {', '.join(THREATS)}, got {threat!r}")
     if per_round not in PER_ROUND:
         raise ParameterError("--per-round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
-    clients_in_sum = n if threat == "secagg" and sampling == "without-replacement" else 1
-    orders = [*(INTEGER_ORDERS if amplified else ORDERS), math.inf]
+    clients_in_sum = 1 if observer == "local" else n
+    orders = [*(sorted(set(ORDERS) | set(INTEGER_ORDERS)) if amplified else ORDERS), math.inf]
     if clients_in_sum > worstcase.SEARCH_MAX_N:
         raise ParameterError("--n", f"the worst case of a SecAgg sum is searched and certified up to n = "
                                     f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
@@ -302,15 +293,24 @@ def account(
     dim: int = 1,
     delta_target: float = 1e-5,
     sampling: str = "without-replacement",
-    threat: str = "secagg",
+    observer: str = "server",
     epsilon_target: float | None = None,
     engine: str = "fast",
     dps: int = 50,
     curve=None,
     per_round: str = "certified",
+    participation: int | None = None,
 ) -> dict:
     """(ε, δ) of a whole run: d coordinates per round (composed before amplification, since
     they share the sampled clients), n of ``clients`` sampled per round, ``rounds`` rounds.
+
+    ``observer`` (:data:`rdpcalc.accounting.OBSERVERS`) says who sees what: ``server`` (the
+    SecAgg sum, and who was sampled), ``release`` (the released sum; the sample hidden, so
+    sampling amplifies) or ``local`` (each message, and who sent it). Where the sample is
+    known, a client's ε composes over the rounds it takes part in, ``participation`` (default
+    ``rounds``: the worst case, a client sampled every round). The neighbouring relation is
+    replace-one (one client's input changes), so Poisson sampling, which amplifies add/remove
+    neighbours, is refused.
     The mechanism's parameters are nested under ``parameters`` (RQM's Δ is ``parameters.delta``;
     ``delta`` is the δ of (ε, δ)).
 
@@ -332,23 +332,32 @@ def account(
         raise ParameterError("--n", f"must be at most --clients = {clients} (n of N clients are sampled), got {n}")
     if sampling not in acc.SAMPLING:
         raise ParameterError("--sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
+    if observer not in acc.OBSERVERS:
+        raise ParameterError("--observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
     rate = n / clients
+    amplified = observer == "release" and rate < 1
+    if sampling == "poisson" and rate < 1 and curve is None:
+        raise ParameterError("--sampling", "poisson amplifies add/remove neighbours, and the per-round curves are "
+                                           "replace-one (one client's input changes): use without-replacement")
+    participation = _participation(participation, rounds, observer, rate)
     if curve is None:
-        coordinate, clients_in_sum, curve_text = per_round_curve(mechanism, n, threat, sampling, rate < 1, engine, dps,
+        coordinate, clients_in_sum, curve_text = per_round_curve(mechanism, n, observer, amplified, engine, dps,
                                                                  per_round)
         name, params = mechanism.name, mechanism.parameters()
     else:
         coordinate, clients_in_sum, (name, params) = curve, None, mechanism
         curve_text = "the mechanism's exact Rényi curve"
     round_curve = coordinate.scaled(dim)
-    if rate < 1:
+    if amplified:
         round_curve = acc.amplify(round_curve, rate, sampling)
-    total = round_curve.scaled(rounds)
+    total = round_curve.scaled(participation)
     eps, order = acc.epsilon(total, delta_target)
     record = {"mechanism": name, "parameters": params, "n": n, "clients": clients, "sample_rate": rate, "rounds": rounds,
-              "dim": dim, "threat": THREAT_TEXT.get(threat, threat), "sampling": sampling if rate < 1 else "none",
-              "clients_in_sum": clients_in_sum, "per_round": per_round if clients_in_sum else None,
-              "per_round_curve": curve_text, "delta": delta_target, "epsilon": eps, "order": order}
+              "dim": dim, "observer": observer, "observer_text": acc.OBSERVER_TEXT.get(observer, observer),
+              "relation": "replace-one", "sampling": sampling if rate < 1 else "none", "amplified": amplified,
+              "participation": participation, "clients_in_sum": clients_in_sum,
+              "per_round": per_round if clients_in_sum else None, "per_round_curve": curve_text,
+              "delta": delta_target, "epsilon": eps, "order": order}
     if epsilon_target is not None:
         record["epsilon_target"] = float(epsilon_target)
         record["delta_at_epsilon_target"], record["delta_order"] = acc.delta_at(total, float(epsilon_target))
@@ -356,6 +365,21 @@ def account(
               if math.isfinite(a)]
     record["curve"] = [{"alpha": a, "per_round": r, "total": t} for a, r, t in finite]
     return record
+
+
+def _participation(participation, rounds: int, observer: str, rate: float) -> int:
+    """The rounds a client's ε composes over: all of them where the sample is hidden (the
+    amplified curve accounts for the sampling); where it is known, the rounds the client takes
+    part in (default: all, the worst case)."""
+    if participation is None:
+        return rounds
+    if isinstance(participation, bool) or not isinstance(participation, int) or not 1 <= participation <= rounds:
+        raise ParameterError("--participation", f"must be an integer in [1, --rounds] = [1, {rounds}], got "
+                                                f"{participation!r}")
+    if observer == "release" and rate < 1:
+        raise ParameterError("--participation", "applies where the observer knows the sample (server, local); "
+                                                "for release the amplified curve already accounts for the sampling")
+    return participation
 
 
 def account_reference(kind: str, sigma: float = 1.0, scale: float = 1.0, sensitivity: float = 1.0,
@@ -388,9 +412,11 @@ def account_reference(kind: str, sigma: float = 1.0, scale: float = 1.0, sensiti
     else:
         raise ParameterError("MECHANISM", f"must be gaussian or laplace, got {kind!r}")
     record = account((kind, params), n=1, clients=1, rounds=rounds, dim=1, delta_target=delta_target,
-                     epsilon_target=epsilon_target, curve=curve)
+                     epsilon_target=epsilon_target, curve=curve, observer="release")
     record["sample_rate"], record["sampling"] = sample_rate, sampling if sample_rate < 1 else "none"
-    record["threat"] = "central: the output is released (reference mechanism)"
+    record["amplified"] = sample_rate < 1
+    record["relation"] = "add-remove (ℓ sensitivity)" if sampling == "poisson" else "replace-one (ℓ sensitivity)"
+    record["observer_text"] = "release: the output is released, the sample hidden (reference mechanism)"
     return record
 
 

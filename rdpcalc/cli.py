@@ -128,7 +128,7 @@ def _render_divergence(mechanism, records: list[dict]) -> None:
     searched = first["n"] > 1 and first["neighbours"] == "worst"
     table = Table()
     table.add_column("α", justify="right")
-    table.add_column("D_α found (nats)" if searched else "D_α (nats)", justify="right")
+    table.add_column("D_α found (nats)" if searched else "D_α (nats)", justify="right", overflow="fold")
     if searched:
         table.add_column("certified ≤", justify="right")
     table.add_column("x", justify="right")
@@ -624,9 +624,14 @@ RUN_OPTIONS = [
                  help="The δ of (ε, δ)-DP, in (0, 1)."),
     click.Option(["--epsilon-target"], type=str, default=None, metavar="ε", help="Also report δ at this ε."),
     click.Option(["--sampling"], type=click.Choice(["without-replacement", "poisson"]), default="without-replacement",
-                 show_default=True, help="How the n clients of a round are drawn."),
-    click.Option(["--threat"], type=click.Choice(["secagg", "local"]), default="secagg", show_default=True,
-                 help="secagg: the server sees only the sum of the sampled clients; local: each message."),
+                 show_default=True, help="How the n clients of a round are drawn (poisson needs add/remove "
+                                         "neighbours and is refused for the mechanisms' replace-one curves)."),
+    click.Option(["--observer"], type=click.Choice(["server", "release", "local"]), default="server",
+                 show_default=True,
+                 help="Who sees what. server: the SecAgg sum, knowing who was sampled (no amplification); release: "
+                      "the released sum, the sample hidden (amplification by sampling); local: each message."),
+    click.Option(["--participation"], type=str, default=None, metavar="K",
+                 help="server/local: the rounds the client takes part in, 1 … T (default T, the worst case)."),
     click.Option(["--per-round", "per_round"], type=click.Choice(api.PER_ROUND), default="certified",
                  show_default=True,
                  help="Per-round curve of a sum of n>1 clients: certified (the worst case's certified upper bound, "
@@ -654,11 +659,12 @@ Examples:
   rdpcalc account gaussian --sigma 1.1 --sample-rate 0.01 --rounds 1000 --delta-target 1e-5
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --dim 100000
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --rounds 1000 --per-round found
-  rdpcalc account corbin --eps-p 1 --n 50 --rounds 100 --threat local --json"""
+  rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --observer release
+  rdpcalc account corbin --eps-p 1 --n 50 --rounds 100 --observer local --json"""
 EXAMPLES["calibrate"] = """\b
 Examples:
   rdpcalc calibrate rqm --c 1.5 --delta 1.5 --m 16 --target-eps 8 --delta-target 1e-5 --rounds 2000 --dim 1 \\
-      --n 40 --clients 3400 --solve q
+      --n 40 --clients 3400 --observer release --solve q
   rdpcalc calibrate gaussian --target-eps 1 --sample-rate 0.01 --rounds 1000 --solve sigma"""
 
 
@@ -683,7 +689,8 @@ def _run_arguments(kwargs: dict) -> dict:
         "dim": _int_option(kwargs.pop("dim"), "--dim", 1, 10**12),
         "delta_target": _float_option(kwargs.pop("delta_target"), "--delta-target"),
         "epsilon_target": _float_option(kwargs.pop("epsilon_target"), "--epsilon-target"),
-        "sampling": kwargs.pop("sampling"), "threat": kwargs.pop("threat"), "engine": kwargs.pop("engine"),
+        "sampling": kwargs.pop("sampling"), "observer": kwargs.pop("observer"), "engine": kwargs.pop("engine"),
+        "participation": _int_option(kwargs.pop("participation"), "--participation", 1, 10**9),
         "dps": _int_option(kwargs.pop("dps"), "--dps", 15, 1000), "per_round": kwargs.pop("per_round"),
     }
 
@@ -704,9 +711,12 @@ def _render_account(records: list[dict]) -> None:
 
     r = records[0]
     parameters = ", ".join(f"{k}={_number(v)}" for k, v in r["parameters"].items() if v is not None)
-    lines = [f"{r['mechanism']}: {parameters}", f"threat model: {r['threat']}",
+    reference = r["mechanism"] in ("gaussian", "laplace")
+    composed = "" if reference or r["participation"] == r["rounds"] else f"; ε composed over {r['participation']} rounds"
+    lines = [f"{r['mechanism']}: {parameters}", f"observer {r['observer_text']}; neighbours {r['relation']}",
              f"{r['rounds']} rounds × {r['dim']} coordinates; sampling {r['sampling']} at rate {r['sample_rate']:.6g}"
-             + (f" ({r['n']} of {r['clients']} clients)" if r["mechanism"] not in ("gaussian", "laplace") else "")]
+             + ("" if reference else f" ({r['n']} of {r['clients']} clients)")
+             + (", amplified" if r["amplified"] else ", not amplified" if r["sample_rate"] < 1 else "") + composed]
     if r.get("per_round_curve"):
         lines.append(f"per-round curve: {r['per_round_curve']}")
     if r.get("solved"):

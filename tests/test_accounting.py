@@ -82,6 +82,7 @@ def test_general_amplification_bounds_are_valid_for_the_gaussian():
     base = acc.gaussian_curve(2.0, 1.0, acc.INTEGER_ORDERS)
     bound = acc.amplify(base, 0.02, "poisson")
     exact = acc.subsampled_gaussian_curve(2.0, 0.02, acc.INTEGER_ORDERS)
+    assert np.array_equal(bound.orders, exact.orders)
     assert np.all(bound.values >= exact.values * (1 - 1e-9))
     assert np.all(bound.values <= base.values * (1 + 1e-12))  # sampling never hurts
     wor = acc.amplify(base, 0.02, "without-replacement")
@@ -114,25 +115,55 @@ def test_composition_is_additive_and_epsilon_monotone():
     assert record["delta_at_epsilon_target"] <= 1e-5 * 1.0001
 
 
-def test_threat_models_and_sampling_schemes():
+def test_observers_and_sampling():
+    """release: the sample is hidden, sampling amplifies; server and local know the sample, so
+    the sampling rate changes nothing and a client's ε composes over the rounds it takes part in."""
     mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    secagg = api.account(mech, n=10, clients=100, rounds=5)
-    local = api.account(mech, n=10, clients=100, rounds=5, threat="local")
-    poisson = api.account(mech, n=10, clients=100, rounds=5, sampling="poisson")
-    assert secagg["clients_in_sum"] == 10 and local["clients_in_sum"] == 1 and poisson["clients_in_sum"] == 1
-    assert secagg["epsilon"] < local["epsilon"]
+    server = api.account(mech, n=10, clients=100, rounds=5)
+    release = api.account(mech, n=10, clients=100, rounds=5, observer="release")
+    local = api.account(mech, n=10, clients=100, rounds=5, observer="local")
+    assert server["observer"] == "server" and not server["amplified"] and release["amplified"]
+    assert server["clients_in_sum"] == release["clients_in_sum"] == 10 and local["clients_in_sum"] == 1
+    assert release["epsilon"] < server["epsilon"] < local["epsilon"]
     no_sampling = api.account(mech, n=10, clients=10, rounds=5)
-    assert no_sampling["sampling"] == "none" and no_sampling["epsilon"] > secagg["epsilon"]
+    assert no_sampling["sampling"] == "none" and no_sampling["epsilon"] == server["epsilon"]
+    fewer = api.account(mech, n=10, clients=100, rounds=5, participation=2)
+    assert fewer["participation"] == 2 and fewer["epsilon"] < server["epsilon"]
+    assert fewer["epsilon"] == api.account(mech, n=10, clients=10, rounds=2)["epsilon"]
+
+
+def test_server_observer_is_the_unamplified_composition_by_dp_accounting():
+    """The server observer's ε is the per-round curve composed over the rounds, converted by
+    dp-accounting's own RDP-to-(ε, δ) conversion."""
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
+    record = api.account(mech, n=40, clients=3400, rounds=2000)
+    orders = [c["alpha"] for c in record["curve"] if c["alpha"] > 1]
+    totals = [c["total"] for c in record["curve"] if c["alpha"] > 1]
+    theirs, _ = rdp_privacy_accountant.compute_epsilon(orders, totals, 1e-5)
+    assert record["epsilon"] == pytest.approx(theirs, rel=1e-6)
+    assert record["epsilon"] > 20  # not the 4.35 that amplification hidden from the server would give
+
+
+def test_poisson_sampling_of_replace_one_curves_is_refused(capsys):
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    with pytest.raises(ParameterError, match="--sampling.*add/remove"):
+        api.account(mech, n=10, clients=100, rounds=5, sampling="poisson", observer="release")
+    code = main(["account", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
+                 "--clients", "100", "--sampling", "poisson"])
+    assert code == 2 and "--sampling" in capsys.readouterr().err
 
 
 def test_calibration_round_trips():
     record = api.calibrate("gaussian", {}, "sigma", 2.0, sample_rate=0.01, rounds=500, delta_target=1e-5)
     again = api.account_reference("gaussian", sigma=record["value"], sample_rate=0.01, rounds=500, delta_target=1e-5)
     assert again["epsilon"] <= 2.0 and again["epsilon"] == pytest.approx(2.0, rel=1e-4)
-    pbm = api.calibrate("pbm", {"c": 1, "trials": 4}, "theta", 3.0, n=4, clients=40, rounds=20)
-    check = api.account(api.make_mechanism("pbm", c=1, trials=4, theta=pbm["value"]), n=4, clients=40, rounds=20)
+    pbm = api.calibrate("pbm", {"c": 1, "trials": 4}, "theta", 3.0, n=4, clients=40, rounds=20, observer="release")
+    check = api.account(api.make_mechanism("pbm", c=1, trials=4, theta=pbm["value"]), n=4, clients=40, rounds=20,
+                        observer="release")
     assert check["epsilon"] <= 3.0 and check["epsilon"] == pytest.approx(3.0, rel=1e-4)
-    rqm = api.calibrate("rqm", {"c": 1, "delta": 1, "m": 4}, "q", 2.5, n=3, clients=30, rounds=10)
+    rqm = api.calibrate("rqm", {"c": 1, "delta": 1, "m": 4}, "q", 2.5, n=3, clients=30, rounds=10, observer="release")
     assert rqm["monotone"] == "increasing" and rqm["epsilon"] <= 2.5
 
 
@@ -171,9 +202,9 @@ def test_account_cli(capsys):
 
 
 def test_infinite_divergence_gives_infinite_epsilon(capsys):
-    record = api.account(api.make_mechanism("qmgeo", R=8, p="0.9", w_max="0.05"), threat="local")
+    record = api.account(api.make_mechanism("qmgeo", R=8, p="0.9", w_max="0.05"), observer="local")
     assert record["epsilon"] == math.inf and record["order"] is None
-    assert main(["account", "qmgeo", "--R", "8", "--p", "0.9", "--w-max", "0.05", "--threat", "local", "--json"]) == 0
+    assert main(["account", "qmgeo", "--R", "8", "--p", "0.9", "--w-max", "0.05", "--observer", "local", "--json"]) == 0
     import json
 
     assert json.loads(capsys.readouterr().out)[0]["epsilon"] == "inf"
@@ -241,4 +272,13 @@ def test_sum_beyond_the_search_limit_is_refused_with_the_reason():
     mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     with pytest.raises(ParameterError, match="--n.*up to n = 1000"):
         api.account(mech, n=1500, rounds=3)
-    assert api.account(mech, n=1500, clients=3000, rounds=3, sampling="poisson")["clients_in_sum"] == 1
+    assert api.account(mech, n=1500, clients=3000, rounds=3, observer="local")["clients_in_sum"] == 1
+
+
+@pytest.mark.parametrize("extra", [["--participation", "0"], ["--participation", "4"], ["--participation", "x"],
+                                   ["--observer", "release", "--participation", "2"], ["--observer", "nobody"]])
+def test_bad_observer_and_participation_exit_2_with_one_line(extra, capsys):
+    code = main(["account", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4", "--n", "2", "--clients", "10",
+                 "--rounds", "3", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and ("--participation" in err or "--observer" in err), err

@@ -33,7 +33,7 @@ COMMAND_OPTIONS = {
     "pmf": ["--x", "--dps"],
     "bound": ["--alpha", "--engine"],
     "mc": ["--x", "--seed", "--n", "--x-prime"],
-    "account": ["--n", "--clients", "--rounds", "--dim", "--delta-target", "--threat", "--sampling"],
+    "account": ["--n", "--clients", "--rounds", "--dim", "--delta-target", "--observer", "--sampling"],
 }
 SMALL = {"--samples": "200", "--bootstrap": "10"}
 

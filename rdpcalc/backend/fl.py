@@ -21,9 +21,10 @@ from ..errors import ParameterError
 from .data import FederatedData
 from .samplers import sample, sample_corbin_pairs
 
-#: mechanism → (the rdpcalc mechanism behind it, threat model of its privacy accounting)
-FL_MECHANISMS = {"none": (None, None), "rqm": ("rqm", "secagg"), "pbm": ("pbm", "secagg"),
-                 "qgauss": ("qgauss", "secagg"), "qmgeo": ("qmgeo", "local"), "ldp": ("corbin", "local"),
+#: mechanism → (the rdpcalc mechanism behind it, the observer of its privacy accounting: the
+#: server sees the SecAgg sum, or each message, and knows who was sampled)
+FL_MECHANISMS = {"none": (None, None), "rqm": ("rqm", "server"), "pbm": ("pbm", "server"),
+                 "qgauss": ("qgauss", "server"), "qmgeo": ("qmgeo", "local"), "ldp": ("corbin", "local"),
                  "corbin": ("corbin", "local")}
 
 
@@ -70,7 +71,7 @@ def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], N
             raise ParameterError(option, f"must be an integer ≥ 1, got {value}")
     if not config.lr > 0:
         raise ParameterError("--lr", f"must be > 0, got {config.lr}")
-    name, threat = FL_MECHANISMS[config.mechanism]
+    name, observer = FL_MECHANISMS[config.mechanism]
     mechanism = api.make_mechanism(name, **config.params) if name else None
     if config.mechanism == "corbin" and mechanism is not None and mechanism.view != "marginal":
         raise ParameterError("--view", "the FL run uses the clients' uplinks (marginal view)")
@@ -114,7 +115,7 @@ def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], N
                "per_round": config.per_round, "lr": config.lr, "batch": config.batch, "dimension": int(theta.numel()),
                "seed": config.seed, "final_test_accuracy": history[-1]["test_accuracy"],
                "final_test_loss": history[-1]["test_loss"]}
-    summary.update(_privacy(mechanism, threat, config, clients, int(theta.numel())))
+    summary.update(_privacy(mechanism, observer, config, clients, int(theta.numel())))
     return {"rounds": history, "summary": summary}
 
 
@@ -143,11 +144,12 @@ def aggregate(config: RunConfig, mechanism, gradients: np.ndarray, rng: np.rando
     return decode[sample(mechanism, clipped, rng)].mean(axis=0)
 
 
-def _privacy(mechanism, threat, config: RunConfig, clients: int, dimension: int) -> dict:
+def _privacy(mechanism, observer, config: RunConfig, clients: int, dimension: int) -> dict:
     """The run's (ε, δ) from the accountant (per coordinate, composed over the model's
-    coordinates and the rounds, amplified by the client sampling)."""
+    coordinates and the rounds; the server knows the sample, so no amplification)."""
     if mechanism is None:
         return {"epsilon": math.inf, "delta": config.delta_target, "privacy": "none: clipped SGD without noise"}
     record = api.account(mechanism, n=config.per_round, clients=clients, rounds=config.rounds, dim=dimension,
-                         delta_target=config.delta_target, threat=threat)
-    return {"epsilon": record["epsilon"], "delta": record["delta"], "order": record["order"], "privacy": record["threat"]}
+                         delta_target=config.delta_target, observer=observer)
+    return {"epsilon": record["epsilon"], "delta": record["delta"], "order": record["order"],
+            "privacy": record["observer_text"]}
