@@ -121,7 +121,7 @@ def _divergence_record(mechanism, n, point: DivergencePoint, protocol, descripti
     record["neighbours"] = protocol
     record["x"] = float(point.attained.x)
     record["x_prime"] = float(point.attained.x_prime)
-    record["k"] = point.attained.k
+    record["k"] = point.attained.k(mechanism.bound)
     record["others"] = [[float(value), count] for value, count in point.attained.others]
     record["certified_upper"] = point.upper
     record["search"] = point.search

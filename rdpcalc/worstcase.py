@@ -120,14 +120,9 @@ class Configuration:
     x_prime: Fraction
     others: tuple[tuple[Fraction, int], ...] = ()
 
-    @property
-    def k(self) -> int | None:
+    def k(self, b: Fraction) -> int | None:
         """The number of others at +b when every other sits at ±b (the ±b family's k), else None."""
-        inputs = [value for value, _ in self.others]
-        if not inputs:
-            return 0
-        b = max(abs(value) for value in inputs)
-        if any(abs(value) != b for value in inputs):
+        if any(abs(value) != b for value, _ in self.others):
             return None
         return sum(count for value, count in self.others if value > 0)
 

@@ -362,3 +362,12 @@ def test_pbm_relaxed_bound_against_an_exact_rational_oracle():
     with mpmath.workdps(40):
         expected = float(mpmath.log(mpmath.mpf(best.numerator) / best.denominator))
     assert record["certified_upper"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_k_is_given_only_for_the_pm_c_family():
+    """k counts the others at +c only when every other sits at ±c (not at the level ±1.4)."""
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    [record] = api.divergence(mech, n=40, alphas=[2])
+    assert [abs(value) for value, _ in record["others"]] == [1.4] and record["k"] is None
+    [pm_c] = api.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
+    assert pm_c["k"] in (0, 39) and pm_c["others"] == [[1.5 if pm_c["k"] else -1.5, 39]]
