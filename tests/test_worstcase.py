@@ -105,17 +105,23 @@ def test_search_matches_a_brute_force_oracle(case):
             assert record["certified_upper"] >= record["divergence"] * (1 - 1e-12)
 
 
-def test_the_oracle_configuration_reproduces_the_record():
-    """The configuration a record names gives its value in the oracle's own arithmetic."""
-    mech = rqm("3/2", "1/2", 5, "2/5")
-    [record] = api.divergence(mech, n=4, alphas=[2], budget=worstcase.MAX_BUDGET)
-    pmfs = {x: rqm_pmf_by_enumeration(F(3, 2), F(1, 2), 5, F(2, 5), x) for x in mech.breakpoints()}
+def oracle_laws(record: dict) -> tuple[list[F], list[F]]:
+    """The laws (P, Q) of the sum for the configuration a record names (RQM c = 3/2, Δ = 1/2,
+    m = 5, q = 2/5), by the oracle's enumeration and exact convolution."""
+    def pmf(value):
+        return rqm_pmf_by_enumeration(F(3, 2), F(1, 2), 5, F(2, 5), F(value).limit_denominator(100))
+
     rest = [F(1)]
     for value, count in record["others"]:
         for _ in range(count):
-            rest = convolve_fractions(rest, pmfs[F(value).limit_denominator(100)])
-    p = convolve_fractions(pmfs[F(record["x"]).limit_denominator(100)], rest)
-    q = convolve_fractions(pmfs[F(record["x_prime"]).limit_denominator(100)], rest)
+            rest = convolve_fractions(rest, pmf(value))
+    return convolve_fractions(pmf(record["x"]), rest), convolve_fractions(pmf(record["x_prime"]), rest)
+
+
+def test_the_oracle_configuration_reproduces_the_record():
+    """The configuration a record names gives its value in the oracle's own arithmetic."""
+    [record] = api.divergence(rqm("3/2", "1/2", 5, "2/5"), n=4, alphas=[2], budget=worstcase.MAX_BUDGET)
+    p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert record["divergence"] == pytest.approx(float(oracle_divergence(p, q, 2)), rel=1e-13)
 
@@ -123,15 +129,8 @@ def test_the_oracle_configuration_reproduces_the_record():
 def test_both_directions_matter():
     """Swapping x and x′ changes the value, so a search that tried one direction only would
     miss the worst case (the oracle tries both)."""
-    mech = rqm("3/2", "1/2", 5, "2/5")
-    [record] = api.divergence(mech, n=3, alphas=[3], budget=worstcase.MAX_BUDGET)
-    pmfs = {x: rqm_pmf_by_enumeration(F(3, 2), F(1, 2), 5, F(2, 5), x) for x in mech.breakpoints()}
-    rest = [F(1)]
-    for value, count in record["others"]:
-        for _ in range(count):
-            rest = convolve_fractions(rest, pmfs[F(value).limit_denominator(100)])
-    p = convolve_fractions(pmfs[F(record["x"]).limit_denominator(100)], rest)
-    q = convolve_fractions(pmfs[F(record["x_prime"]).limit_denominator(100)], rest)
+    [record] = api.divergence(rqm("3/2", "1/2", 5, "2/5"), n=3, alphas=[3], budget=worstcase.MAX_BUDGET)
+    p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert float(oracle_divergence(q, p, 3)) < record["divergence"] * (1 - 1e-6)
 
