@@ -196,10 +196,11 @@ def divergences(
                 for alpha, value, precise, configuration, upper
                 in zip(alphas, found.values, found.precise, found.attained, found.upper, strict=True)]
     b = mechanism.bound
-    at_bounds = {x for pair in neighbours.pairs for x in pair} <= {b, -b}
+    inputs = list(dict.fromkeys(x for pair in neighbours.pairs for x in pair))
+    at_bounds = set(inputs) <= {b, -b}
     size = n * (mechanism.support_size - 1) + 1
     chunk = max(1, CHUNK_ELEMENTS // size)
-    clients = {} if at_bounds else {x: engine.client(mechanism, x) for pair in neighbours.pairs for x in pair}
+    clients = {} if at_bounds else {x: engine.client(mechanism, x) for x in inputs}
     best: list[DivergencePoint | None] = [None] * len(alphas)
     done = 0
     for start in range(0, len(neighbours.ks), chunk):
@@ -231,21 +232,37 @@ def pm_others(b: Fraction, n: int, k: int) -> tuple[tuple[Fraction, int], ...]:
 def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n) -> None:
     """Update ``best`` (one DivergencePoint or None per α) with the configurations
     (x, x', k) for k in ``ks``, where ``totals[x]`` is the batch of total pmfs, row i for
-    ``ks[i]``."""
-    computed = {}
-    for x, x_prime in pairs:
-        if (x, x_prime) not in computed:
-            computed[(x, x_prime)], computed[(x_prime, x)] = engine.divergences_both(totals[x], totals[x_prime], alphas)
-        values = computed[(x, x_prime)]
-        floats = np.array(values, dtype=float).reshape(len(ks), len(alphas))
-        if np.any(np.isnan(floats)):
-            row, index = (int(i[0]) for i in np.nonzero(np.isnan(floats)))
-            raise ArithmeticError(f"NaN divergence at α={alphas[index]}, x={x}, x'={x_prime}, k={ks[row]}")
-        for index, row in enumerate(np.argmax(floats, axis=0)):  # the first of equal values
-            value = float(floats[row, index])
-            if best[index] is None or value > best[index].value:
-                best[index] = DivergencePoint(alphas[index], value, values[row][index],
-                                              Configuration(x, x_prime, pm_others(b, n, ks[row])))
+    ``ks[i]``. The pairs sharing their x are evaluated in one engine call (the input grids of
+    one client have millions of pairs); ties keep the first pair in ``pairs``, then the
+    first k."""
+    rows = len(ks)
+    groups: dict = {}
+    for index, (x, x_prime) in enumerate(pairs):
+        groups.setdefault(x, []).append((index, x_prime))
+    blocks, precise, order = [], [], []
+    for x, members in groups.items():
+        partners = [x_prime for _, x_prime in members]
+        forward, _ = engine.divergences_both(engine.concat([totals[x]] * len(partners)),
+                                             engine.concat([totals[x_prime] for x_prime in partners]), alphas)
+        blocks.append(np.array(forward, dtype=float).reshape(len(partners), rows, len(alphas)))
+        precise.append(forward)
+        order += [(index, group, position) for position, (index, _) in enumerate(members)
+                  for group in [len(blocks) - 1]]
+    floats = np.concatenate(blocks)[np.argsort([index for index, _, _ in order], kind="stable")]
+    located = sorted(order)
+    if np.any(np.isnan(floats)):
+        pair, row, index = (int(i[0]) for i in np.nonzero(np.isnan(floats)))
+        raise ArithmeticError(f"NaN divergence at α={alphas[index]}, x={pairs[pair][0]}, x'={pairs[pair][1]}, "
+                              f"k={ks[row]}")
+    flat = floats.reshape(len(pairs) * rows, len(alphas))
+    for index, position in enumerate(np.argmax(flat, axis=0)):  # the first of equal values
+        value = float(flat[position, index])
+        if best[index] is None or value > best[index].value:
+            pair, row = divmod(int(position), rows)
+            _, group, member = located[pair]
+            x, x_prime = pairs[pair]
+            best[index] = DivergencePoint(alphas[index], value, precise[group][member * rows + row][index],
+                                          Configuration(x, x_prime, pm_others(b, n, ks[row])))
 
 
 def sweep_n(

@@ -261,3 +261,21 @@ def test_tilted_path_against_direct_path_in_the_engine():
     backward = fast_module.renyi_divergences(q, p, np.array(alphas))
     for record, f, b in zip(direct, forward, backward, strict=True):
         assert relative_gap(record["divergence"], max(f, b)) < 1e-10
+
+
+def test_grid_of_one_client_against_every_pair_one_by_one():
+    """The grid search batches the pairs sharing their x; it must give the maximum over the
+    pairs computed one by one, and the first pair attaining it."""
+    from rdpcalc.numerics import fast as fast_module
+
+    mech = RQM("1.5", "1.5", 8, "0.42")
+    alphas = [1, 2, 10, math.inf]
+    records = api.divergence(mech, alphas=alphas, grid=9)
+    inputs = [F(-3, 2) + 3 * F(i, 8) for i in range(9)]
+    values = {(x, y): fast_module.renyi_divergences(log_pmf(mech, x), log_pmf(mech, y), np.array(alphas, dtype=float))
+              for x in inputs for y in inputs if x != y}
+    for index, record in enumerate(records):
+        best = max(v[index] for v in values.values())
+        first = next(pair for pair, v in values.items() if v[index] == best)
+        assert record["divergence"] == best and (F(record["x"]).limit_denominator(100),
+                                                 F(record["x_prime"]).limit_denominator(100)) == first

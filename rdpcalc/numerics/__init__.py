@@ -9,6 +9,7 @@ the same support.
   clients, ks[i] of them at +bound and the rest at −bound (:mod:`.levels` for the fast
   engine); ``select(batch, rows)`` picks rows of a batch;
 * ``add_client(client, rests)``: the batch of totals when client 1 holds another input;
+  ``concat(batches)`` stacks batches on one support;
 * ``level(a, b, count, js)``: the batch whose row i is A^{*js[i]} * B^{*(count−js[i])} for two
   client pmfs (one level of a two-group configuration);
 * ``divergences_both(p, q, alphas)``: for each row and each α, the pair of batches
@@ -16,7 +17,7 @@ the same support.
 
 The worst-case search (:mod:`rdpcalc.worstcase`), which runs in the fast engine whichever
 engine is asked for, also uses the fast engine's ``unit()`` (the pmf of an empty sum),
-``concat(batches)``, ``powers(c, count)`` (the rows C^{*0} … C^{*count}, padded to one
+``powers(c, count)`` (the rows C^{*0} … C^{*count}, padded to one
 support), ``from_mpmath(probabilities)`` and ``screen_both`` (quick float divergences for
 ranking candidates, :func:`.fast.screened_divergences`).
 
@@ -146,6 +147,10 @@ class ExactEngine:
     @staticmethod
     def select(batch: list, rows: Sequence[int]) -> list:
         return [batch[row] for row in rows]
+
+    @staticmethod
+    def concat(batches: Sequence[list]) -> list:
+        return [row for batch in batches for row in batch]
 
     def add_client(self, client: list, rests: list[list]) -> list[list]:
         with exact.precision(self.dps):
