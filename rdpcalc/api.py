@@ -68,7 +68,8 @@ def divergence(
     neighbours, and the configuration attaining it: client 1's ``x`` and ``x_prime``, the
     others' inputs ``others`` as [input, count] pairs, and ``k`` (the others at +b, when all
     sit at ±b; else None). The ``worst`` protocol also gives ``certified_upper``, an upper
-    bound on the true worst case (equal to ``divergence`` when ``search`` is ``exhaustive``);
+    bound on the true worst case (equal to ``divergence`` when ``search`` is ``exhaustive`` and
+    the pmfs are affine between breakpoints);
     ``budget`` caps the multisets of others searched exhaustively. See
     :mod:`rdpcalc.neighbours` and :mod:`rdpcalc.worstcase`. Orders: ``alphas`` (numbers ≥ 1 or "inf")
     and ``alpha_ranges`` ("START:STOP:COUNT[:log|lin]"); default 1, 2, 10, ∞.
@@ -280,8 +281,8 @@ def per_round_curve(mechanism: Mechanism, n: int, observer: str, amplified: bool
         exhaustive = all(r["search"] == "exhaustive" and r["certified_upper"] == r["divergence"] for r in records)
         text = ("the exact worst case (one client)" if clients_in_sum == 1
                 else f"the exact worst case (search: {records[0]['search']})" if exhaustive
-                else "the largest value found by the search (two-group+ascent): a lower bound of the worst case, "
-                     "NOT a guarantee")
+                else f"the largest value found by the search ({records[0]['search']}): a lower bound of the worst "
+                     "case, NOT a guarantee")
     return RdpCurve(np.array(orders, dtype=float), np.array(values, dtype=float)), clients_in_sum, text
 
 
@@ -319,7 +320,7 @@ def account(
     Returns one record with ``epsilon``, ``delta``, ``order`` (the attaining α), the inputs,
     and ``curve``: the per-round and whole-run curves. ``per_round`` (``certified`` or
     ``found``) picks the per-round curve of a sum of n > 1 clients (:func:`per_round_curve`);
-    ``per_round_curve`` in the record says what it is.
+    ``per_round_choice`` and ``per_round_curve`` in the record say which and what it is.
     """
     from . import accounting as acc
 
@@ -356,7 +357,7 @@ def account(
               "dim": dim, "observer": observer, "observer_text": acc.OBSERVER_TEXT.get(observer, observer),
               "relation": "replace-one", "sampling": sampling if rate < 1 else "none", "amplified": amplified,
               "participation": participation, "clients_in_sum": clients_in_sum,
-              "per_round": per_round if clients_in_sum else None, "per_round_curve": curve_text,
+              "per_round_choice": per_round if (clients_in_sum or 0) > 1 else None, "per_round_curve": curve_text,
               "delta": delta_target, "epsilon": eps, "order": order}
     if epsilon_target is not None:
         record["epsilon_target"] = float(epsilon_target)

@@ -239,17 +239,19 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n) -> None
     groups: dict = {}
     for index, (x, x_prime) in enumerate(pairs):
         groups.setdefault(x, []).append((index, x_prime))
-    blocks, precise, order = [], [], []
-    for x, members in groups.items():
+    blocks, precise = [], []
+    located = [None] * len(pairs)  # pair index → (its group, its place in the group)
+    for group, (x, members) in enumerate(groups.items()):
         partners = [x_prime for _, x_prime in members]
         forward, _ = engine.divergences_both(engine.concat([totals[x]] * len(partners)),
                                              engine.concat([totals[x_prime] for x_prime in partners]), alphas)
         blocks.append(np.array(forward, dtype=float).reshape(len(partners), rows, len(alphas)))
         precise.append(forward)
-        order += [(index, group, position) for position, (index, _) in enumerate(members)
-                  for group in [len(blocks) - 1]]
-    floats = np.concatenate(blocks)[np.argsort([index for index, _, _ in order], kind="stable")]
-    located = sorted(order)
+        for place, (index, _) in enumerate(members):
+            located[index] = (group, place)
+    grouped_order = [index for members in groups.values() for index, _ in members]
+    floats = np.empty((len(pairs), rows, len(alphas)))
+    floats[grouped_order] = np.concatenate(blocks)
     if np.any(np.isnan(floats)):
         pair, row, index = (int(i[0]) for i in np.nonzero(np.isnan(floats)))
         raise ArithmeticError(f"NaN divergence at α={alphas[index]}, x={pairs[pair][0]}, x'={pairs[pair][1]}, "
@@ -259,7 +261,7 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n) -> None
         value = float(flat[position, index])
         if best[index] is None or value > best[index].value:
             pair, row = divmod(int(position), rows)
-            _, group, member = located[pair]
+            group, member = located[pair]
             x, x_prime = pairs[pair]
             best[index] = DivergencePoint(alphas[index], value, precise[group][member * rows + row][index],
                                           Configuration(x, x_prime, pm_others(b, n, ks[row])))

@@ -33,7 +33,8 @@ and the ascent run at eight of them spread over the range, and every configurati
 is evaluated at every order.
 
 **The certificate.** Two upper bounds on W_n, both valid; ``certified_upper`` is the smaller
-(per order), and equals the value found when the search is exhaustive.
+(per order), and equals the value found when the search is exhaustive and the mechanism is
+affine between breakpoints (otherwise see the mechanisms below).
 
 1. *Data processing.* Dropping independent summands cannot decrease D_α (the sum with more
    clients is the sum with fewer plus independent noise, one Markov kernel applied to both
@@ -176,7 +177,8 @@ class _Candidates:
         self.top = np.full(count, -np.inf)
         self.lists: list[list[tuple[float, Configuration]]] = [[] for _ in range(count)]
 
-    def update(self, floats: np.ndarray, precise, configuration_of: Callable[[int], Configuration]) -> None:
+    def update(self, floats: np.ndarray, configuration_of: Callable[[int], Configuration]) -> None:
+        """``floats``: rows × orders of screened values."""
         _check_nan(floats, configuration_of)
         batch_top = np.max(floats, axis=0)
         for order in np.nonzero(batch_top >= _cut(self.top))[0]:
@@ -190,9 +192,8 @@ class _Candidates:
             self.lists[order] = kept[:_MAX_CANDIDATES]
             self.top[order] = top
 
-    def configurations(self, orders: Sequence[int] | None = None) -> list[Configuration]:
-        chosen = range(len(self.lists)) if orders is None else orders
-        return list(dict.fromkeys(config for order in chosen for _, config in self.lists[order]))
+    def configurations(self) -> list[Configuration]:
+        return list(dict.fromkeys(config for entries in self.lists for _, config in entries))
 
 
 def _cut(top):
@@ -209,32 +210,28 @@ def _check_nan(floats: np.ndarray, configuration_of) -> None:
 
 
 class _Evaluator:
-    """D_α of client 1 over every ordered pair of ``points`` for batches of the others' sums,
-    screened (quick floats, for :class:`_Candidates`) or accurate (for :class:`_Best`)."""
+    """Screened D_α of client 1 over the ordered pairs of ``points`` (all of them, or both
+    directions of ``pairs``) for batches of the others' sums, into :class:`_Candidates`."""
 
     def __init__(self, engine, clients: Sequence, points: Sequence[Fraction], alphas: Sequence[float],
-                 pairs: Sequence[tuple[int, int]] | None = None, screen: bool = True):
+                 pairs: Sequence[tuple[int, int]] | None = None):
         self.engine = engine
         self.clients = list(clients)
         self.points = list(points)
         self.alphas = list(alphas)
-        self.screen = screen
         self.pairs = _all_pairs(len(points)) if pairs is None else sorted(pairs)
 
-    def evaluate(self, rests, others_of: Callable[[int], tuple], sink) -> np.ndarray:
+    def evaluate(self, rests, others_of: Callable[[int], tuple], sink: _Candidates) -> np.ndarray:
         """Update ``sink`` with every (pair, rest) and return, per rest and order, the largest
         D_α over client 1's pairs (rows × orders)."""
         used = sorted({index for pair in self.pairs for index in pair})
         totals = {index: self.engine.add_client(self.clients[index], rests) for index in used}
         count = len(rests)
         per_rest = np.full((count, len(self.alphas)), -np.inf)
-        compute = self.engine.screen_both if self.screen else self.engine.divergences_both
         for i, j in self.pairs:
-            forward, backward = compute(totals[i], totals[j], self.alphas)
-            for (a, b), values in (((i, j), forward), ((j, i), backward)):
-                floats = np.array(values, dtype=float).reshape(count, len(self.alphas))
+            for (a, b), floats in zip(((i, j), (j, i)), self.engine.screen_both(totals[i], totals[j], self.alphas)):
                 x, x_prime = self.points[a], self.points[b]
-                sink.update(floats, values, lambda row, x=x, x_prime=x_prime: Configuration(x, x_prime, others_of(row)))
+                sink.update(floats, lambda row, x=x, x_prime=x_prime: Configuration(x, x_prime, others_of(row)))
                 np.maximum(per_rest, floats, out=per_rest)
         return per_rest
 
@@ -412,7 +409,7 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
     points = mechanism.breakpoints()
-    quick = engine if engine.name == "fast" else FastEngine()  # screens and bounds are floats in either engine
+    quick = _screening_engine(engine)
     clients = [quick.client(mechanism, p) for p in points]
     kinds, others = len(points), n - 1
     support = n * (mechanism.support_size - 1) + 1
@@ -472,6 +469,11 @@ def _two_group_and_ascent(mechanism, n, alphas, engine, clients, progress, memo:
     return candidates, mixture
 
 
+def _screening_engine(engine):
+    """The engine of screens, searches and bounds: the fast one (they are floats in either engine)."""
+    return engine if engine.name == "fast" else FastEngine()
+
+
 def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
                     budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], str]:
     """The certified upper bound on W_n(α) alone, without searching for the value (what
@@ -483,7 +485,7 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     if mechanism.OTHERS_FAMILY == "affine" and multisets(n - 1, len(points)) <= budget:
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
-    quick = engine if engine.name == "fast" else FastEngine()
+    quick = _screening_engine(engine)
     clients = [quick.client(mechanism, p) for p in points]
     bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget)
     return [float(u) for u in bound], certificate
