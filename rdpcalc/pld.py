@@ -1,0 +1,254 @@
+"""Privacy loss distributions: tight (ε, δ) accounting through one dominating pair per round.
+
+The privacy profile of a pair of output laws is its hockey-stick curve
+
+    H_γ(P ‖ Q) = Σ_s (P(s) − γ Q(s))_+,   γ = e^ε ≥ 0,
+
+and a mechanism is (ε, δ)-DP exactly when H_{e^ε} ≤ δ for every ordered pair of neighbouring
+inputs. A pair (P̃, Q̃) *dominates* a mechanism when H_γ(P̃ ‖ Q̃) ≥ H_γ of every such pair, for
+every γ ≥ 0; the product of dominating pairs dominates the composition of the mechanisms
+(Zhu, Dong & Wang 2022, "Optimal accounting of differential privacy via characteristic
+function", arXiv:2106.08567, §3), so the (ε, δ) of a run follows from composing one dominating
+pair per round. Its privacy loss distribution (PLD: the law of log P̃/Q̃ under P̃) is composed
+by dp-accounting (Google's ``dp_accounting.pld``), which convolves PLDs on a grid of losses
+h·ℤ by FFT and rounds pessimistically.
+
+**A dominating pair for a family of pairs.** The worst case over neighbouring inputs is a set
+of pairs, not one (:mod:`rdpcalc.dominating`). This module turns any family — or any valid
+bound on the family's hockey-stick curves — into one dominating PLD on the grid:
+
+1. each pair's PLD is *rounded up* to the grid (:func:`rounded`): every loss l is moved to
+   ⌈l/h⌉·h (losses above ``LOSS_CAP`` to +∞, below −``LOSS_CAP`` up to −``LOSS_CAP``). Since
+   (1 − γe^{−l})_+ grows with l, this raises H_γ at every γ (the pessimistic estimate of
+   Meiser & Mohammadi 2018 and dp-accounting);
+2. the family's envelope E(γ) = max over the pairs of H_γ is evaluated at the grid points
+   γ_i = e^{ih} (:func:`hockey_stick`, a sum of positive terms) and raised by the float
+   error bound ``FLOAT_SLACK`` (relative);
+3. the true envelope T(γ) = sup over the family of H_γ is convex in γ (a supremum of convex
+   functions), T(0) = 1, and T(γ_i) ≤ E(γ_i). The lower convex hull L of the points (0, 1) and
+   (γ_i, E(γ_i)) lies above every convex function that lies below the points — so L ≥ T on
+   [0, γ_max] — and beyond the last grid point T ≤ T(γ_max) ≤ E(γ_max) (T is non-increasing);
+4. pessimistic *connect-the-dots* (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022,
+   arXiv:2207.04380, Alg. 1) makes the grid PLD whose hockey-stick curve is the chord
+   interpolation of L's vertices, L itself, and +∞-mass E(γ_max): a dominating pair.
+
+The same construction accepts the pointwise minimum of two valid bounds (each ≥ T, so their
+minimum is), which the certificates for a SecAgg sum use. Every number is certified up to
+float rounding of the pmfs (the fast engine: ~1e−12 relative), which ``FLOAT_SLACK`` and
+``LOSS_SLACK`` cover.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+#: default grid step h of the privacy loss (nats), dp-accounting's default
+DISCRETIZATION = 1e-4
+#: losses above this go to +∞ (pessimistic), below −LOSS_CAP are raised to it
+LOSS_CAP = 300.0
+#: losses are rounded up after adding this, so float error in log P − log Q cannot round down
+LOSS_SLACK = 1e-10
+#: relative raise of the computed hockey-stick values before the hull (float error of the sums)
+FLOAT_SLACK = 1e-9
+#: tail mass dp-accounting may truncate when composing (added to +∞: pessimistic)
+TAIL_MASS_TRUNCATION = 1e-15
+
+
+@dataclass(frozen=True)
+class GridPld:
+    """A PLD on the grid h·ℤ: mass ``masses[k]`` at loss ``indices[k]``·h (indices strictly
+    increasing), ``infinity_mass`` at +∞."""
+
+    indices: np.ndarray
+    masses: np.ndarray
+    infinity_mass: float
+    h: float
+
+    @property
+    def lower(self) -> int:
+        return int(self.indices[0]) if len(self.indices) else 0
+
+    @property
+    def upper(self) -> int:
+        return int(self.indices[-1]) if len(self.indices) else 0
+
+
+def rounded(log_p: np.ndarray, log_q: np.ndarray, h: float, weights: np.ndarray | None = None) -> GridPld:
+    """The PLD of (P ‖ Q) rounded up to the grid (step 1 of the module docstring); for batches
+    (rows of ``log_p``, ``log_q``) the mixture with ``weights`` (default: one row, weight 1).
+
+    A mixture of pairs with weights that are the same under P and Q is the pair with the
+    mixture's label revealed, whose PLD is the weighted sum of the rows' PLDs."""
+    log_p, log_q = np.atleast_2d(log_p), np.atleast_2d(log_q)
+    weights = np.ones(len(log_p)) if weights is None else np.asarray(weights, dtype=float)
+    mass = np.exp(log_p) * weights[:, None]
+    present = mass > 0
+    infinite = present & ~np.isfinite(log_q)
+    finite = present & ~infinite
+    with np.errstate(invalid="ignore"):
+        loss = np.where(finite, log_p - log_q, 0.0)
+    above = finite & (loss > LOSS_CAP)
+    infinity_mass = min(1.0, float(mass[infinite].sum() + mass[above].sum()))
+    kept = finite & ~above
+    index = np.ceil((np.maximum(loss[kept], -LOSS_CAP) + LOSS_SLACK) / h).astype(np.int64)
+    indices, inverse = np.unique(index, return_inverse=True)
+    return GridPld(indices, np.bincount(inverse, weights=mass[kept], minlength=len(indices)), infinity_mass, h)
+
+
+def hockey_stick(pld: GridPld, lower: int, upper: int) -> np.ndarray:
+    """H_γ of the pair ``pld`` at γ_i = e^{ih} for the grid indices i = lower … upper (which must
+    reach the PLD's largest atom).
+
+    H is linear in γ between atoms. With the atoms a_1 > a_2 > … (masses ω_k) and
+    B_k = Σ_{j ≤ k} ω_j e^{−a_j h}: H(e^{a_1 h}) = ω_∞, H(e^{a_{k+1} h}) = H(e^{a_k h}) +
+    (e^{a_k h} − e^{a_{k+1} h}) B_k, and between them H(γ) = H(e^{a_k h}) + (e^{a_k h} − γ) B_k;
+    below the smallest atom the same with every atom. Every term is non-negative, so nothing
+    cancels."""
+    if pld.upper > upper:
+        raise ValueError("the grid must reach the PLD's largest atom")
+    grid = np.arange(lower, upper + 1)
+    out = np.full(len(grid), pld.infinity_mass)
+    if len(pld.indices) == 0:
+        return out
+    atoms = pld.indices[::-1].astype(float) * pld.h
+    gammas_at_atoms = np.exp(atoms)
+    slopes = np.cumsum(pld.masses[::-1] * np.exp(-atoms))  # B_k
+    at_atoms = pld.infinity_mass + np.concatenate([[0.0], np.cumsum(-np.diff(gammas_at_atoms) * slopes[:-1])])
+    below = grid < pld.indices[-1]
+    segment = len(atoms) - 1 - np.searchsorted(pld.indices, grid[below], side="right")  # a_{k+1} ≤ i < a_k
+    gammas = np.exp(grid[below] * pld.h)
+    out[below] = at_atoms[segment] + (gammas_at_atoms[segment] - gammas) * slopes[segment]
+    return out
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """Upper bounds on the hockey-stick curves of a family at the grid points lower … upper
+    (``values``), and which member attains each (``attained``: indices into ``labels``)."""
+
+    lower: int
+    values: np.ndarray
+    attained: np.ndarray
+    labels: list
+    h: float
+
+    @property
+    def upper(self) -> int:
+        return self.lower + len(self.values) - 1
+
+    def attained_labels(self) -> list:
+        """The members attaining the envelope somewhere, most grid points first."""
+        counts = np.bincount(self.attained, minlength=len(self.labels))
+        return [self.labels[i] for i in np.argsort(-counts, kind="stable") if counts[i] > 0]
+
+
+def envelope(members: Iterable[tuple[object, GridPld]], h: float) -> Envelope:
+    """max over the ``members`` ((label, rounded PLD) pairs) of H_γ at every grid point from the
+    smallest atom to the largest."""
+    members = list(members)
+    if not members:
+        raise ValueError("an envelope needs at least one member")
+    lower = min(pld.lower for _, pld in members)
+    upper = max(pld.upper for _, pld in members)
+    values = np.full(upper - lower + 1, -np.inf)
+    attained = np.zeros(upper - lower + 1, dtype=np.int64)
+    for index, (_, pld) in enumerate(members):
+        curve = hockey_stick(pld, lower, upper)
+        better = curve > values
+        values[better] = curve[better]
+        attained[better] = index
+    return Envelope(lower, values, attained, [label for label, _ in members], h)
+
+
+def smaller(first: Envelope, second: Envelope) -> Envelope:
+    """The pointwise minimum of two valid bounds on one family (each is extended past its
+    grid with its own end behaviour: linear in γ below, constant above; see :func:`_extend`)."""
+    lower, upper = min(first.lower, second.lower), max(first.upper, second.upper)
+    a, b = _extend(first, lower, upper), _extend(second, lower, upper)
+    take_second = b < a
+    labels = first.labels + second.labels
+    attained = np.where(take_second, _extend_index(second, lower, upper) + len(first.labels),
+                        _extend_index(first, lower, upper))
+    return Envelope(lower, np.where(take_second, b, a), attained, labels, first.h)
+
+
+def _extend(env: Envelope, lower: int, upper: int) -> np.ndarray:
+    """The envelope's upper bound on a wider grid: above its last point the bound is its last
+    value (every member's H is constant there), below its first point the chord from (0, 1)
+    to its first point (every member's H is linear there, and the envelope convex)."""
+    out = np.empty(upper - lower + 1)
+    start, stop = env.lower - lower, env.upper - lower
+    out[start : stop + 1] = env.values
+    out[stop + 1 :] = env.values[-1]
+    if start > 0:
+        gammas = np.exp(np.arange(lower, env.lower) * env.h)
+        first_gamma = math.exp(env.lower * env.h)
+        out[:start] = 1 - gammas * (1 - env.values[0]) / first_gamma
+    return out
+
+
+def _extend_index(env: Envelope, lower: int, upper: int) -> np.ndarray:
+    out = np.empty(upper - lower + 1, dtype=np.int64)
+    start, stop = env.lower - lower, env.upper - lower
+    out[start : stop + 1] = env.attained
+    out[stop + 1 :] = env.attained[-1]
+    out[:start] = env.attained[0]
+    return out
+
+
+def lower_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the vertices of the lower convex hull of the points (x, y), x increasing.
+
+    Points strictly above the chord of their current neighbours are removed, all at once, until
+    none is left (such a point lies above a segment between two points, so it is no vertex)."""
+    keep = np.arange(len(x))
+    while len(keep) > 2:
+        slopes = np.diff(y[keep]) / np.diff(x[keep])
+        above = np.nonzero(slopes[:-1] > slopes[1:])[0] + 1
+        if len(above) == 0:
+            break
+        keep = np.delete(keep, above)
+    return keep
+
+
+def dominating_pld(env: Envelope):
+    """The dominating PLD of the family bounded by ``env`` (steps 2–4 of the module docstring),
+    as a dp-accounting ``PrivacyLossDistribution`` (symmetric: the family contains both
+    orders of each pair)."""
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    raised = np.minimum(1.0, env.values * (1 + FLOAT_SLACK))
+    indices = np.arange(env.lower, env.upper + 1)
+    x = np.concatenate([[0.0], np.exp(indices * env.h)])
+    y = np.concatenate([[1.0], raised])
+    vertices = lower_hull(x, y)[1:] - 1  # drop the anchor (0, 1): connect-the-dots adds it
+    if len(vertices) == 0:  # the hull is the anchor and nothing else: no grid point (cannot happen)
+        raise ArithmeticError("empty hull")
+    pmf = pld_pmf.create_pmf_pessimistic_connect_dots(env.h, indices[vertices], y[vertices + 1])
+    return PrivacyLossDistribution(pmf)
+
+
+def pair_pld(log_p: np.ndarray, log_q: np.ndarray, h: float = DISCRETIZATION):
+    """The dominating PLD of one pair of laws in both orders (the larger hockey-stick curve of
+    (P‖Q) and (Q‖P) at every ε), from log-probabilities on one support."""
+    return dominating_pld(envelope([("P‖Q", rounded(log_p, log_q, h)), ("Q‖P", rounded(log_q, log_p, h))], h))
+
+
+def compose(pld, count: int):
+    """``count`` ≥ 1 compositions of ``pld`` with itself (FFT, pessimistic tail truncation)."""
+    return pld if count == 1 else pld.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+
+
+def epsilon(pld, delta: float) -> float:
+    """The smallest ε ≥ 0 with H_{e^ε} ≤ δ of the (composed) dominating pair; +∞ if none."""
+    return float(pld.get_epsilon_for_delta(delta))
+
+
+def delta(pld, eps: float) -> float:
+    """H_{e^ε} of the (composed) dominating pair."""
+    return float(pld.get_delta_for_epsilon(eps))
