@@ -27,6 +27,7 @@ from .neighbours import DivergencePoint, choose_neighbours, divergences
 from .numerics import make_engine
 from .orders import collect_alphas
 from .worstcase import EXHAUSTIVE_BUDGET
+from .accountant import PER_ROUND
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -76,7 +77,7 @@ def divergence(
     One client only: ``grid`` searches all pairs of ``grid`` equally spaced inputs instead of
     the breakpoints; ``margin`` η searches the inputs kept ηΔ away from the levels (QMGeo).
     """
-    _check_distribution(mechanism)
+    check_distribution(mechanism)
     orders = collect_alphas(_order_texts(alphas), alpha_ranges)
     engine_obj = make_engine(engine, dps)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
@@ -85,7 +86,7 @@ def divergence(
     return [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj) for point in points]
 
 
-def _check_distribution(mechanism: Mechanism) -> None:
+def check_distribution(mechanism: Mechanism) -> None:
     if not mechanism.defines_distribution:
         raise ParameterError("--normalisers", "printed: eqs. (10)–(11) do not give a distribution (the masses do not "
                                               "sum to one), so divergences are undefined; inspect it with 'rdpcalc pmf'")
@@ -248,62 +249,90 @@ def _digits(value, dps: int) -> str:
 
 
 # ----------------------------------------------------------------------------- accounting
-PER_ROUND = ("certified", "found")
+#: the (ε, δ) conversions: dominating pairs composed as PLDs, or Rényi curves
+METHODS = ("pld", "rdp")
+#: the δ of the ε-against-δ curve (:meth:`AccountedRun.epsilon_delta_curve`)
+CURVE_DELTAS = tuple(10.0 ** -k for k in range(1, 13))
 
 
-def per_round_curve(mechanism: Mechanism, n: int, observer: str, amplified: bool,
-                    engine: str = "fast", dps: int = 50, per_round: str = "certified"):
-    """The per-coordinate Rényi curve of one round, the number of clients it was computed for,
-    and what the curve is: the SecAgg sum of the n sampled clients for the ``server`` and
-    ``release`` observers, one client's message for ``local``. ``amplified``: the curve is
-    wanted at the integer orders of the amplification bound too.
+class AccountedRun:
+    """A training run composed once, asked for (ε, δ) at several δ: built by :func:`account_run`.
 
-    For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase`): ``per_round`` =
-    ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
-    where the search is exhaustive), ``found`` the largest value the search found, a lower
-    bound of the worst case and so *not* a guarantee."""
-    from .accounting import INTEGER_ORDERS, ORDERS, RdpCurve
+    ``event`` is one round (:class:`rdpcalc.accountant.DpEvent`), ``count`` the rounds composed,
+    ``method`` the conversion reported as ``epsilon``; the Rényi route is always computed
+    beside it (``epsilon_rdp``), the PLD route when ``method`` is ``pld``."""
 
-    if per_round not in PER_ROUND:
-        raise ParameterError("--per-round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
-    clients_in_sum = 1 if observer == "local" else n
-    orders = [*(sorted(set(ORDERS) | set(INTEGER_ORDERS)) if amplified else ORDERS), math.inf]
-    if clients_in_sum > worstcase.SEARCH_MAX_N:
-        raise ParameterError("--n", f"the worst case of a SecAgg sum is searched and certified up to n = "
-                                    f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
-    if clients_in_sum > 1 and per_round == "certified":
-        _check_distribution(mechanism)
-        values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders, make_engine(engine, dps))
-        text = f"certified upper bound of the worst case ({certificate})"
-    else:
-        records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
-        values = [r["divergence"] for r in records]
-        exhaustive = all(r["search"] == "exhaustive" and r["certified_upper"] == r["divergence"] for r in records)
-        text = ("the exact worst case (one client)" if clients_in_sum == 1
-                else f"the exact worst case (search: {records[0]['search']})" if exhaustive
-                else f"the largest value found by the search ({records[0]['search']}): a lower bound of the worst "
-                     "case, NOT a guarantee")
-    return RdpCurve(np.array(orders, dtype=float), np.array(values, dtype=float)), clients_in_sum, text
+    def __init__(self, event, count: int, method: str, base: dict, discretization: float):
+        from .accountant import Accountant
+
+        self.event, self.count, self.method, self.base = event, count, method, base
+        self.discretization = discretization
+        self.rdp = Accountant("rdp").compose(event, count)
+        self.pld = Accountant("pld", discretization).compose(event, count) if method == "pld" else None
+
+    def record(self, delta_target: float, epsilon_target: float | None = None) -> dict:
+        """One record: the run's inputs, ``epsilon`` by the method, ``epsilon_pld`` and
+        ``epsilon_rdp``, the Rényi order attaining ``epsilon_rdp`` (``order``), the per-round
+        curve and, with ``epsilon_target``, δ at that ε by each method."""
+        from . import accounting as acc
+
+        delta_target = acc.check_delta(delta_target)
+        total = self.rdp.curve
+        eps_rdp, order = acc.epsilon(total, delta_target)
+        eps_pld = None if self.pld is None else self.pld.get_epsilon(delta_target)
+        record = {**self.base, "method": self.method, "delta": delta_target,
+                  "epsilon": eps_pld if self.method == "pld" else eps_rdp, "epsilon_pld": eps_pld,
+                  "epsilon_rdp": eps_rdp, "order": order}
+        if epsilon_target is not None:
+            record["epsilon_target"] = float(epsilon_target)
+            record["delta_at_epsilon_target_rdp"], record["delta_order"] = acc.delta_at(total, float(epsilon_target))
+            record["delta_at_epsilon_target_pld"] = None if self.pld is None else self.pld.get_delta(float(epsilon_target))
+            record["delta_at_epsilon_target"] = record[f"delta_at_epsilon_target_{self.method}"]
+        per_round = self.event.rdp_curve()
+        record["curve"] = [{"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
+                           for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
+        return record
+
+    def epsilon_delta_curve(self, deltas=CURVE_DELTAS) -> list[dict]:
+        """ε against δ for the whole run, by each method computed."""
+        from . import accounting as acc
+
+        return [{"delta": d, "epsilon_pld": None if self.pld is None else self.pld.get_epsilon(d),
+                 "epsilon_rdp": acc.epsilon(self.rdp.curve, d)[0]} for d in deltas]
+
+    def epsilon_rounds_curve(self, delta_target: float, points: int = 12) -> list[dict]:
+        """ε at ``delta_target`` after k = 1 … count composed rounds (``points`` values of k,
+        spaced geometrically), by each method computed."""
+        from .accountant import Accountant
+        from . import accounting as acc
+
+        ks = sorted({int(round(k)) for k in np.geomspace(1, self.count, min(points, self.count))} | {self.count})
+        rows = []
+        for k in ks:
+            rdp = acc.epsilon(self.event.rdp_curve().scaled(k), delta_target)[0]
+            pld = None if self.pld is None else Accountant("pld", self.discretization).compose(self.event, k)
+            rows.append({"rounds": k, "delta": delta_target, "epsilon_pld": None if pld is None else
+                         pld.get_epsilon(delta_target), "epsilon_rdp": rdp})
+        return rows
 
 
-def account(
+def account_run(
     mechanism,
     n: int = 1,
     clients: int | None = None,
     rounds: int = 1,
     dim: int = 1,
-    delta_target: float = 1e-5,
     sampling: str = "without-replacement",
     observer: str = "server",
-    epsilon_target: float | None = None,
     engine: str = "fast",
     dps: int = 50,
-    curve=None,
     per_round: str = "certified",
     participation: int | None = None,
-) -> dict:
-    """(ε, δ) of a whole run: d coordinates per round (composed before amplification, since
-    they share the sampled clients), n of ``clients`` sampled per round, ``rounds`` rounds.
+    method: str | None = None,
+    discretization: float = 1e-4,
+) -> AccountedRun:
+    """A whole run of a quantization mechanism, composed: d coordinates per round, n of
+    ``clients`` sampled per round, ``rounds`` rounds (see :class:`rdpcalc.accountant.MechanismEvent`).
 
     ``observer`` (:data:`rdpcalc.accounting.OBSERVERS`) says who sees what: ``server`` (the
     SecAgg sum, and who was sampled), ``release`` (the released sum; the sample hidden, so
@@ -312,19 +341,15 @@ def account(
     ``rounds``: the worst case, a client sampled every round). The neighbouring relation is
     replace-one (one client's input changes), so Poisson sampling, which amplifies add/remove
     neighbours, is refused.
-    The mechanism's parameters are nested under ``parameters`` (RQM's Δ is ``parameters.delta``;
-    ``delta`` is the δ of (ε, δ)).
 
-    ``mechanism`` is a :class:`Mechanism` (its exact per-round curve is computed) or, with
-    ``curve`` given, a name for a precomputed per-round curve (the reference mechanisms).
-    Returns one record with ``epsilon``, ``delta``, ``order`` (the attaining α), the inputs,
-    and ``curve``: the per-round and whole-run curves. ``per_round`` (``certified`` or
-    ``found``) picks the per-round curve of a sum of n > 1 clients (:func:`per_round_curve`);
-    ``per_round_choice`` and ``per_round_curve`` in the record say which and what it is.
-    """
+    ``method``: ``pld`` (dominating pairs composed as privacy loss distributions; the default)
+    or ``rdp``; by default ``rdp`` where the sample is hidden and sampled (no PLD amplification
+    bound for sampling without replacement is implemented). ``discretization``: the PLD's grid
+    step in nats. ``per_round`` (``certified`` or ``found``) picks the per-round worst case of a
+    sum of n > 1 clients."""
     from . import accounting as acc
+    from .accountant import MechanismEvent
 
-    delta_target = acc.check_delta(delta_target)
     clients = n if clients is None else clients
     for value, option, low in ((n, "--n", 1), (clients, "--clients", 1), (rounds, "--rounds", 1), (dim, "--dim", 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -335,37 +360,60 @@ def account(
         raise ParameterError("--sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
     if observer not in acc.OBSERVERS:
         raise ParameterError("--observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
+    if per_round not in PER_ROUND:
+        raise ParameterError("--per-round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
     rate = n / clients
     amplified = observer == "release" and rate < 1
-    if sampling == "poisson" and rate < 1 and curve is None:
+    if sampling == "poisson" and rate < 1:
         raise ParameterError("--sampling", "poisson amplifies add/remove neighbours, and the per-round curves are "
                                            "replace-one (one client's input changes): use without-replacement")
+    method = _method(method, amplified, "the observer does not know the sample and no PLD amplification bound for "
+                                        "sampling without replacement is implemented")
+    _check_discretization(discretization)
     participation = _participation(participation, rounds, observer, rate)
-    if curve is None:
-        coordinate, clients_in_sum, curve_text = per_round_curve(mechanism, n, observer, amplified, engine, dps,
-                                                                 per_round)
-        name, params = mechanism.name, mechanism.parameters()
-    else:
-        coordinate, clients_in_sum, (name, params) = curve, None, mechanism
-        curve_text = "the mechanism's exact Rényi curve"
-    round_curve = coordinate.scaled(dim)
-    if amplified:
-        round_curve = acc.amplify(round_curve, rate, sampling)
-    total = round_curve.scaled(participation)
-    eps, order = acc.epsilon(total, delta_target)
-    record = {"mechanism": name, "parameters": params, "n": n, "clients": clients, "sample_rate": rate, "rounds": rounds,
-              "dim": dim, "observer": observer, "observer_text": acc.OBSERVER_TEXT.get(observer, observer),
-              "relation": "replace-one", "sampling": sampling if rate < 1 else "none", "amplified": amplified,
-              "participation": participation, "clients_in_sum": clients_in_sum,
-              "per_round_choice": per_round if (clients_in_sum or 0) > 1 else None, "per_round_curve": curve_text,
-              "delta": delta_target, "epsilon": eps, "order": order}
-    if epsilon_target is not None:
-        record["epsilon_target"] = float(epsilon_target)
-        record["delta_at_epsilon_target"], record["delta_order"] = acc.delta_at(total, float(epsilon_target))
-    finite = [(float(a), float(r), float(t)) for a, r, t in zip(total.orders, round_curve.values, total.values)
-              if math.isfinite(a)]
-    record["curve"] = [{"alpha": a, "per_round": r, "total": t} for a, r, t in finite]
-    return record
+    event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
+                           engine=engine, dps=dps)
+    base = {"mechanism": mechanism.name, "parameters": mechanism.parameters(), "n": n, "clients": clients,
+            "sample_rate": rate, "rounds": rounds, "dim": dim, "observer": observer,
+            "observer_text": acc.OBSERVER_TEXT[observer], "relation": "replace-one",
+            "sampling": sampling if rate < 1 else "none", "amplified": amplified, "participation": participation,
+            "clients_in_sum": event.clients_in_sum,
+            "per_round_choice": per_round if event.clients_in_sum > 1 else None}
+    run = AccountedRun(event, participation, method, base, discretization)
+    base["per_round_curve"] = event.coordinate_curve()[1]
+    if method == "pld":
+        round_pld = event.round_pld(discretization)
+        base.update({"discretization": discretization, "per_round_pld": round_pld.family,
+                     "pld_attained": round_pld.attained})
+    return run
+
+
+def _method(method: str | None, amplified: bool, why_not_pld: str) -> str:
+    """The method asked for, or the default: pld, except rdp where the run is amplified."""
+    if method is None:
+        return "rdp" if amplified else "pld"
+    if method not in METHODS:
+        raise ParameterError("--method", f"must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "pld" and amplified:
+        raise ParameterError("--method", f"pld: {why_not_pld}; use --method rdp")
+    return method
+
+
+def _check_discretization(value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1e-6 <= value <= 0.1:
+        raise ParameterError("--discretization", f"must lie in [1e-06, 0.1] (nats), got {value!r}")
+
+
+def account(mechanism, n: int = 1, clients: int | None = None, rounds: int = 1, dim: int = 1,
+            delta_target: float = 1e-5, epsilon_target: float | None = None, **run) -> dict:
+    """(ε, δ) of a whole run at one δ: :func:`account_run` (which takes the other arguments)
+    and its :meth:`AccountedRun.record`. The mechanism's parameters are nested under
+    ``parameters`` (RQM's Δ is ``parameters.delta``; ``delta`` is the δ of (ε, δ))."""
+    from . import accounting as acc
+
+    acc.check_delta(delta_target)
+    return account_run(mechanism, n=n, clients=clients, rounds=rounds, dim=dim, **run).record(delta_target,
+                                                                                              epsilon_target)
 
 
 def _participation(participation, rounds: int, observer: str, rate: float) -> int:
@@ -383,42 +431,80 @@ def _participation(participation, rounds: int, observer: str, rate: float) -> in
     return participation
 
 
-def account_reference(kind: str, sigma: float = 1.0, scale: float = 1.0, sensitivity: float = 1.0,
-                      sample_rate: float = 1.0, rounds: int = 1, delta_target: float = 1e-5,
-                      epsilon_target: float | None = None, sampling: str = "poisson") -> dict:
-    """Account the reference mechanisms: ``gaussian`` (σ, ℓ₂ sensitivity; Poisson sampling uses
-    the exact subsampled-Gaussian curve) or ``laplace`` (scale b, ℓ₁ sensitivity; sampling by
-    the general amplification bounds)."""
+def account_reference_run(kind: str, sigma: float = 1.0, scale: float = 1.0, sensitivity: float = 1.0,
+                          sample_rate: float = 1.0, rounds: int = 1, sampling: str = "poisson",
+                          method: str | None = None, discretization: float = 1e-4) -> AccountedRun:
+    """The reference mechanisms composed over ``rounds``: ``gaussian`` (σ, ℓ₂ sensitivity;
+    Poisson sampling by the exact subsampled-Gaussian curve and, for PLD, its exact hockey-stick
+    curves) or ``laplace`` (scale b, ℓ₁ sensitivity; sampling by the general amplification bounds,
+    Rényi only). The released output is observed and the sample hidden."""
     from . import accounting as acc
+    from .accountant import GaussianEvent, LaplaceEvent
 
-    if not 0 < sample_rate <= 1:
+    if not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
         raise ParameterError("--sample-rate", f"must lie in (0, 1], got {sample_rate!r}")
-    if sensitivity <= 0:
-        raise ParameterError("--sensitivity", f"must be > 0, got {sensitivity!r}")
+    if not (isinstance(sensitivity, int | float) and 0 < sensitivity < math.inf):
+        raise ParameterError("--sensitivity", f"must be a finite number > 0, got {sensitivity!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ParameterError("--rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    if sampling not in acc.SAMPLING:
+        raise ParameterError("--sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
+    sampled = sample_rate < 1
     if kind == "gaussian":
-        if sigma <= 0:
-            raise ParameterError("--sigma", f"must be > 0, got {sigma!r}")
+        if not (isinstance(sigma, int | float) and 0 < sigma < math.inf):
+            raise ParameterError("--sigma", f"must be a finite number > 0, got {sigma!r}")
         params = {"sigma": sigma, "sensitivity": sensitivity}
-        if sample_rate < 1 and sampling == "poisson":
-            curve = acc.subsampled_gaussian_curve(sigma / sensitivity, sample_rate)
-        else:
-            curve = acc.gaussian_curve(sigma, sensitivity, acc.INTEGER_ORDERS if sample_rate < 1 else acc.ORDERS)
-            curve = acc.amplify(curve, sample_rate, sampling) if sample_rate < 1 else curve
+        exact_sampling = sampled and sampling == "poisson"
+        event = GaussianEvent(sigma, sensitivity, sample_rate if exact_sampling else 1.0)
+        no_pld = "PLD sampling without replacement is not implemented for the reference mechanisms"
     elif kind == "laplace":
-        if scale <= 0:
-            raise ParameterError("--scale", f"must be > 0, got {scale!r}")
+        if not (isinstance(scale, int | float) and 0 < scale < math.inf):
+            raise ParameterError("--scale", f"must be a finite number > 0, got {scale!r}")
         params = {"scale": scale, "sensitivity": sensitivity}
-        curve = acc.laplace_curve(scale, sensitivity, acc.INTEGER_ORDERS if sample_rate < 1 else acc.ORDERS)
-        curve = acc.amplify(curve, sample_rate, sampling) if sample_rate < 1 else curve
+        exact_sampling = False
+        event = LaplaceEvent(scale, sensitivity)
+        no_pld = "PLD sampling is implemented for the Gaussian with Poisson sampling only"
     else:
         raise ParameterError("MECHANISM", f"must be gaussian or laplace, got {kind!r}")
-    record = account((kind, params), n=1, clients=1, rounds=rounds, dim=1, delta_target=delta_target,
-                     epsilon_target=epsilon_target, curve=curve, observer="release")
-    record["sample_rate"], record["sampling"] = sample_rate, sampling if sample_rate < 1 else "none"
-    record["amplified"] = sample_rate < 1
-    record["relation"] = "add-remove (ℓ sensitivity)" if sampling == "poisson" else "replace-one (ℓ sensitivity)"
-    record["observer_text"] = "release: the output is released, the sample hidden (reference mechanism)"
-    return record
+    if sampled and not exact_sampling:
+        event = _AmplifiedEvent(event, sample_rate, sampling)
+    method = _method(method, sampled and not exact_sampling, no_pld)
+    _check_discretization(discretization)
+    base = {"mechanism": kind, "parameters": params, "n": 1, "clients": 1, "sample_rate": sample_rate,
+            "rounds": rounds, "dim": 1, "observer": "release",
+            "observer_text": "release: the output is released, the sample hidden (reference mechanism)",
+            "relation": "add-remove (ℓ sensitivity)" if sampling == "poisson" else "replace-one (ℓ sensitivity)",
+            "sampling": sampling if sampled else "none", "amplified": sampled, "participation": rounds,
+            "clients_in_sum": None, "per_round_choice": None, "per_round_curve": "the mechanism's exact Rényi curve"}
+    if method == "pld":
+        base.update({"discretization": discretization, "per_round_pld": f"the exact hockey-stick curve ({event.describe()})",
+                     "pld_attained": []})
+    return AccountedRun(event, rounds, method, base, discretization)
+
+
+class _AmplifiedEvent:
+    """A reference mechanism sampled by a general amplification bound (Rényi only; the
+    ``pld`` method is refused before one is built)."""
+
+    def __init__(self, event, rate: float, sampling: str):
+        self.event, self.rate, self.sampling = event, rate, sampling
+
+    def rdp_curve(self):
+        from . import accounting as acc
+
+        orders = np.array(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)))
+        return acc.amplify(self.event.rdp_curve(orders), self.rate, self.sampling)
+
+    def describe(self) -> str:
+        return f"{self.event.describe()}, {self.sampling} at {self.rate:g}"
+
+
+def account_reference(kind: str, delta_target: float = 1e-5, epsilon_target: float | None = None, **run) -> dict:
+    """(ε, δ) of a reference mechanism at one δ (:func:`account_reference_run`)."""
+    from . import accounting as acc
+
+    acc.check_delta(delta_target)
+    return account_reference_run(kind, **run).record(delta_target, epsilon_target)
 
 
 #: what ``calibrate`` can solve for: mechanism → parameter → (low, high, log scale), the ends

@@ -54,6 +54,11 @@ LOSS_CAP = 300.0
 LOSS_SLACK = 1e-10
 #: relative raise of the computed hockey-stick values before the hull (float error of the sums)
 FLOAT_SLACK = 1e-9
+#: the dominating pair's curve is cut where it falls to this: the rest goes to +∞ (pessimistic)
+TAIL_CUT = 1e-30
+#: the hull may pass this much (relative) below a point: far below FLOAT_SLACK, so still above
+#: the true curve
+HULL_TOLERANCE = 1e-12
 #: tail mass dp-accounting may truncate when composing (added to +∞: pessimistic)
 TAIL_MASS_TRUNCATION = 1e-15
 
@@ -200,37 +205,60 @@ def _extend_index(env: Envelope, lower: int, upper: int) -> np.ndarray:
     return out
 
 
-def lower_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Indices of the vertices of the lower convex hull of the points (x, y), x increasing.
+def lower_hull(x: np.ndarray, y: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
+    """Indices of the vertices of the lower convex hull of the points (x, y), x increasing, up to
+    ``tolerance``: the chords between the vertices pass at most ``tolerance``·y below any point.
 
-    Points strictly above the chord of their current neighbours are removed, all at once, until
-    none is left (such a point lies above a segment between two points, so it is no vertex)."""
+    Points above the chord of their current neighbours, or below it by at most ``tolerance``·y,
+    are removed, all at once, until none is left (a point above a segment between two points is
+    no vertex of the hull)."""
     keep = np.arange(len(x))
     while len(keep) > 2:
-        slopes = np.diff(y[keep]) / np.diff(x[keep])
-        above = np.nonzero(slopes[:-1] > slopes[1:])[0] + 1
-        if len(above) == 0:
+        xs, ys = x[keep], y[keep]
+        chord = ys[:-2] + (ys[2:] - ys[:-2]) * ((xs[1:-1] - xs[:-2]) / (xs[2:] - xs[:-2]))
+        removable = np.nonzero(ys[1:-1] >= chord - tolerance * ys[1:-1])[0] + 1
+        if len(removable) == 0:
             break
-        keep = np.delete(keep, above)
+        # of neighbours both removable only every other one goes this round (the other's chord changes)
+        block_start = np.concatenate([[True], np.diff(removable) > 1])
+        starts = np.maximum.accumulate(np.where(block_start, np.arange(len(removable)), 0))
+        removable = removable[(np.arange(len(removable)) - starts) % 2 == 0]
+        keep = np.delete(keep, removable)
     return keep
 
 
-def dominating_pld(env: Envelope):
+def dominating_pld(env: Envelope, env_add: Envelope | None = None):
     """The dominating PLD of the family bounded by ``env`` (steps 2–4 of the module docstring),
-    as a dp-accounting ``PrivacyLossDistribution`` (symmetric: the family contains both
-    orders of each pair)."""
-    from dp_accounting.pld import pld_pmf
+    as a dp-accounting ``PrivacyLossDistribution``: symmetric when the family contains both
+    orders of each pair (replace-one); with ``env_add``, the add/remove pair of directions
+    (remove: ``env``, add: ``env_add``), which dp-accounting composes separately and reports the
+    larger of — the neighbouring datasets, and so the direction, are the same in every round."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
+    return PrivacyLossDistribution(_dominating_pmf(env), None if env_add is None else _dominating_pmf(env_add))
+
+
+def _dominating_pmf(env: Envelope):
+    """Steps 2–4 of the module docstring. The grid ends at the first point where the raised
+    envelope is at most TAIL_CUT (that value becomes the mass at +∞, which bounds the curve
+    beyond, as the curve is non-increasing); the hull drops points less than HULL_TOLERANCE
+    (relative) below its chords, so collinear runs leave no atoms, and is checked to pass at
+    most FLOAT_SLACK/2 below any point (else it is recomputed without tolerance): so it stays
+    above the computed envelope raised by FLOAT_SLACK/2."""
+    from dp_accounting.pld import pld_pmf
+
     raised = np.minimum(1.0, env.values * (1 + FLOAT_SLACK))
-    indices = np.arange(env.lower, env.upper + 1)
+    small = np.nonzero(raised <= TAIL_CUT)[0]
+    if len(small):
+        raised = raised[: small[0] + 1]
+    indices = np.arange(env.lower, env.lower + len(raised))
     x = np.concatenate([[0.0], np.exp(indices * env.h)])
     y = np.concatenate([[1.0], raised])
-    vertices = lower_hull(x, y)[1:] - 1  # drop the anchor (0, 1): connect-the-dots adds it
-    if len(vertices) == 0:  # the hull is the anchor and nothing else: no grid point (cannot happen)
-        raise ArithmeticError("empty hull")
-    pmf = pld_pmf.create_pmf_pessimistic_connect_dots(env.h, indices[vertices], y[vertices + 1])
-    return PrivacyLossDistribution(pmf)
+    hull = lower_hull(x, y, HULL_TOLERANCE)
+    if np.any(np.interp(x, x[hull], y[hull]) < y * (1 - FLOAT_SLACK / 2)):  # tolerances added up: no tolerance
+        hull = lower_hull(x, y)
+    vertices = hull[1:] - 1  # drop the anchor (0, 1): connect-the-dots adds it
+    return pld_pmf.create_pmf_pessimistic_connect_dots(env.h, indices[vertices], y[vertices + 1])
 
 
 def pair_pld(log_p: np.ndarray, log_q: np.ndarray, h: float = DISCRETIZATION):
@@ -240,8 +268,15 @@ def pair_pld(log_p: np.ndarray, log_q: np.ndarray, h: float = DISCRETIZATION):
 
 
 def compose(pld, count: int):
-    """``count`` ≥ 1 compositions of ``pld`` with itself (FFT, pessimistic tail truncation)."""
-    return pld if count == 1 else pld.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+    """``count`` ≥ 1 compositions of ``pld`` with itself (FFT, pessimistic tail truncation).
+
+    dp-accounting's truncation bounds evaluate moment generating functions at large orders,
+    where scipy's logsumexp overflows harmlessly (the bound is then not used); those float
+    warnings are silenced here."""
+    if count == 1:
+        return pld
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return pld.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
 
 
 def epsilon(pld, delta: float) -> float:

@@ -1,0 +1,356 @@
+"""An accountant in the style of dp-accounting: compose events, ask for ε or δ.
+
+>>> import rdpcalc
+>>> acct = rdpcalc.Accountant(method="pld")
+>>> acct = acct.compose(rdpcalc.GaussianEvent(sigma=2.0), count=10)
+>>> round(acct.get_epsilon(1e-5), 2)
+6.29
+
+Two methods:
+
+* ``pld`` (default): each event's dominating pair (:mod:`rdpcalc.pld`) composed by
+  dp-accounting's privacy loss distributions — tight up to the grid step ``discretization``
+  (the result is always an upper bound: every rounding is pessimistic);
+* ``rdp``: Rényi curves added up and converted with Canonne, Kamath & Steinke (2020, Prop. 12).
+
+Events (:class:`DpEvent`): :class:`MechanismEvent` (one round of a quantization mechanism
+over a SecAgg sum, with its observer, sampling and coordinates), :class:`GaussianEvent` (the
+reference Gaussian mechanism, optionally Poisson-subsampled) and :class:`PairEvent` (any two
+output pmfs, both orders).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import accounting as acc
+from . import pld as pldlib
+from .errors import ParameterError
+
+METHODS = ("pld", "rdp")
+
+
+class DpEvent(ABC):
+    """One use of a mechanism: its Rényi curve and its dominating PLD."""
+
+    @abstractmethod
+    def rdp_curve(self) -> acc.RdpCurve:
+        """ε(α) of one use, at the event's orders."""
+
+    @abstractmethod
+    def pld(self, discretization: float = pldlib.DISCRETIZATION):
+        """A dominating pair of one use, as a dp-accounting ``PrivacyLossDistribution``."""
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+class Accountant:
+    """Composes events and converts to (ε, δ), by ``method`` ``pld`` or ``rdp``.
+
+    ``compose(event, count)`` returns the accountant (so calls chain); ``get_epsilon(delta)``
+    and ``get_delta(epsilon)`` answer for everything composed so far (ε = 0 and δ = 0 before
+    anything is composed)."""
+
+    def __init__(self, method: str = "pld", discretization: float = pldlib.DISCRETIZATION):
+        if method not in METHODS:
+            raise ParameterError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
+        if not (isinstance(discretization, int | float) and 1e-7 <= discretization <= 0.1):
+            raise ParameterError("discretization", f"must lie in [1e-07, 0.1], got {discretization!r}")
+        self.method = method
+        self.discretization = float(discretization)
+        self.ledger: list[tuple[str, int]] = []
+        self._pld = None
+        self._curve: acc.RdpCurve | None = None
+
+    def compose(self, event: DpEvent, count: int = 1) -> Accountant:
+        """Add ``count`` ≥ 1 independent uses of ``event``."""
+        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+            raise ParameterError("count", f"must be an integer ≥ 1, got {count!r}")
+        count = int(count)
+        if self.method == "pld":
+            composed = pldlib.compose(event.pld(self.discretization), count)
+            self._pld = composed if self._pld is None else self._pld.compose(
+                composed, tail_mass_truncation=pldlib.TAIL_MASS_TRUNCATION)
+        else:
+            curve = event.rdp_curve().scaled(count)
+            self._curve = curve if self._curve is None else _add_curves(self._curve, curve)
+        self.ledger.append((event.describe(), count))
+        return self
+
+    def get_epsilon(self, delta: float) -> float:
+        """The smallest ε (certified upper bound) with (ε, δ)-DP for the composition."""
+        delta = acc.check_delta(delta, "delta")
+        if self.method == "pld":
+            return 0.0 if self._pld is None else pldlib.epsilon(self._pld, delta)
+        return 0.0 if self._curve is None else acc.epsilon(self._curve, delta)[0]
+
+    def get_delta(self, epsilon: float) -> float:
+        """δ (certified upper bound) at ``epsilon`` ≥ 0 for the composition."""
+        if not (isinstance(epsilon, int | float) and epsilon >= 0 and not math.isnan(epsilon)):
+            raise ParameterError("epsilon", f"must be a number ≥ 0, got {epsilon!r}")
+        if self.method == "pld":
+            return 0.0 if self._pld is None else pldlib.delta(self._pld, float(epsilon))
+        return 0.0 if self._curve is None else acc.delta_at(self._curve, float(epsilon))[0]
+
+    @property
+    def curve(self) -> acc.RdpCurve | None:
+        """The composed Rényi curve (``rdp`` method)."""
+        return self._curve
+
+
+def _add_curves(first: acc.RdpCurve, second: acc.RdpCurve) -> acc.RdpCurve:
+    """The sum of two Rényi curves on the orders both have."""
+    common = np.intersect1d(first.orders, second.orders)
+    if len(common) == 0:
+        raise ParameterError("event", "the events' Rényi curves share no order")
+    return acc.RdpCurve(common, np.array([first.at(a) + second.at(a) for a in common]))
+
+
+class PairEvent(DpEvent):
+    """A mechanism given by two output pmfs P and Q on one support (as probabilities), for the
+    neighbouring pair in both orders: PLD of the larger of (P‖Q) and (Q‖P) at every ε; Rényi
+    curve max(D_α(P‖Q), D_α(Q‖P)) at :data:`rdpcalc.accounting.ORDERS` and ∞."""
+
+    def __init__(self, p: Sequence[float], q: Sequence[float], name: str = "pair"):
+        p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+        if p.shape != q.shape or p.ndim != 1 or len(p) == 0:
+            raise ParameterError("p", "p and q must be one-dimensional, of the same length")
+        for label, values in (("p", p), ("q", q)):
+            if np.any(~np.isfinite(values)) or np.any(values < 0) or abs(values.sum() - 1) > 1e-9:
+                raise ParameterError(label, "must be non-negative and sum to 1")
+        with np.errstate(divide="ignore"):
+            self.log_p, self.log_q = np.log(p), np.log(q)
+        self.name = name
+
+    def rdp_curve(self) -> acc.RdpCurve:
+        from .numerics import fast
+
+        orders = np.array([*acc.ORDERS, math.inf])
+        forward, backward = fast.renyi_divergences(self.log_p[None, :], self.log_q[None, :], orders, both=True)
+        return acc.RdpCurve(orders, np.maximum(np.asarray(forward, dtype=float)[0], np.asarray(backward, dtype=float)[0]))
+
+    def pld(self, discretization: float = pldlib.DISCRETIZATION):
+        return pldlib.pair_pld(self.log_p, self.log_q, discretization)
+
+    def describe(self) -> str:
+        return self.name
+
+
+class GaussianEvent(DpEvent):
+    """The Gaussian mechanism N(f(D), σ²) with sensitivity Δ, optionally Poisson-subsampled at
+    ``sample_rate`` γ (add/remove neighbours).
+
+    PLD: the dominating pairs built (:func:`rdpcalc.pld.dominating_pld`) from the exact
+    hockey-stick curves, the remove and add directions composed separately, with μ = Δ/σ and G(t) = Φ(μ/2 − log t/μ) − t Φ(−μ/2 − log t/μ), the
+    curve of (N(Δ, σ²) ‖ N(0, σ²)) (Balle & Wang 2018, Thm 8) — for the subsampled mechanism,
+    of the remove pair ((1−γ)N₀ + γN_Δ ‖ N₀): γ G((t − 1 + γ)/γ) for t > 1 − γ (else 1 − t),
+    and of the add pair (N₀ ‖ (1−γ)N₀ + γN_Δ): u G(tγ/u) with u = 1 − t(1 − γ) > 0 (else 0).
+    Rényi curve: Mironov (2017) and Mironov, Talwar & Zhang (2019)."""
+
+    def __init__(self, sigma: float, sensitivity: float = 1.0, sample_rate: float = 1.0):
+        for label, value in (("sigma", sigma), ("sensitivity", sensitivity)):
+            if not (isinstance(value, int | float) and 0 < value < math.inf):
+                raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
+        if not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
+            raise ParameterError("sample_rate", f"must lie in (0, 1], got {sample_rate!r}")
+        self.sigma, self.sensitivity, self.sample_rate = float(sigma), float(sensitivity), float(sample_rate)
+
+    def rdp_curve(self, orders=None) -> acc.RdpCurve:
+        """At ``orders`` (default: the accounting module's orders for each case)."""
+        if self.sample_rate < 1:
+            return acc.subsampled_gaussian_curve(self.sigma / self.sensitivity, self.sample_rate, orders)
+        return acc.gaussian_curve(self.sigma, self.sensitivity, acc.ORDERS if orders is None else orders)
+
+    def pld(self, discretization: float = pldlib.DISCRETIZATION):
+        mu = self.sensitivity / self.sigma
+        reach = min(pldlib.LOSS_CAP, mu * mu / 2 + 40 * mu)  # beyond it the curve is below 1e−300
+        lower, upper = -math.ceil(reach / discretization), math.ceil(reach / discretization)
+        log_t = np.arange(lower, upper + 1) * discretization
+        attained = np.zeros(len(log_t), dtype=np.int64)
+        remove, add = (pldlib.Envelope(lower, values, attained, [label], discretization)
+                       for values, label in ((self._remove(log_t, mu), "remove"), (self._add(log_t, mu), "add")))
+        return pldlib.dominating_pld(remove, None if self.sample_rate == 1 else add)
+
+    def _remove(self, log_t: np.ndarray, mu: float) -> np.ndarray:
+        rate = self.sample_rate
+        if rate == 1:
+            return _gaussian_curve(log_t, mu)
+        t = np.exp(log_t)
+        out = 1 - t
+        above = t > 1 - rate
+        out[above] = rate * _gaussian_curve(np.log((t[above] - 1 + rate) / rate), mu)
+        return out
+
+    def _add(self, log_t: np.ndarray, mu: float) -> np.ndarray:
+        rate = self.sample_rate
+        if rate == 1:
+            return _gaussian_curve(log_t, mu)
+        t = np.exp(log_t)
+        scale = 1 - t * (1 - rate)
+        out = np.zeros(len(t))
+        inside = scale > 0
+        out[inside] = scale[inside] * _gaussian_curve(np.log(t[inside] * rate / scale[inside]), mu)
+        return out
+
+    def describe(self) -> str:
+        sampled = f", Poisson-sampled at {self.sample_rate:g}" if self.sample_rate < 1 else ""
+        return f"Gaussian σ = {self.sigma:g}, Δ = {self.sensitivity:g}{sampled}"
+
+
+class LaplaceEvent(DpEvent):
+    """The Laplace mechanism with scale b and ℓ₁ sensitivity Δ (t = Δ/b), both orders of the
+    pair. PLD from its hockey-stick curve H_{e^ε} = 1 − e^{(ε−t)/2} for |ε| ≤ t, 0 above, 1 − e^ε
+    below (integrate (p − e^ε q)_+ over the three pieces of the privacy loss (|x| − |x−Δ|)/b);
+    Rényi curve: Mironov (2017, Prop. 6)."""
+
+    def __init__(self, scale: float, sensitivity: float = 1.0):
+        for label, value in (("scale", scale), ("sensitivity", sensitivity)):
+            if not (isinstance(value, int | float) and 0 < value < math.inf):
+                raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
+        self.scale, self.sensitivity = float(scale), float(sensitivity)
+
+    def rdp_curve(self, orders=None) -> acc.RdpCurve:
+        return acc.laplace_curve(self.scale, self.sensitivity, acc.ORDERS if orders is None else orders)
+
+    def pld(self, discretization: float = pldlib.DISCRETIZATION):
+        t = min(pldlib.LOSS_CAP, self.sensitivity / self.scale)
+        reach = math.ceil(t / discretization)
+        log_t = np.arange(-reach, reach + 1) * discretization
+        values = np.clip(-np.expm1((np.minimum(log_t, t) - t) / 2), 0.0, 1.0)
+        values = np.where(log_t < -t, -np.expm1(log_t), values)
+        attained = np.zeros(len(values), dtype=np.int64)
+        return pldlib.dominating_pld(pldlib.Envelope(-reach, values, attained, ["laplace"], discretization))
+
+    def describe(self) -> str:
+        return f"Laplace b = {self.scale:g}, Δ = {self.sensitivity:g}"
+
+
+def _gaussian_curve(log_t: np.ndarray, mu: float) -> np.ndarray:
+    """G(t) = Φ(a) − tΦ(b), a = μ/2 − log t/μ, b = −μ/2 − log t/μ, as Φ(a)(1 − e^{log t + log Φ(b) −
+    log Φ(a)}) (both factors positive: no cancellation in the tails)."""
+    from scipy.special import log_ndtr
+
+    a = mu / 2 - log_t / mu
+    b = -mu / 2 - log_t / mu
+    log_a, log_b = log_ndtr(a), log_ndtr(b)
+    return np.exp(log_a) * -np.expm1(log_t + log_b - log_a)
+
+
+PER_ROUND = ("certified", "found")
+
+
+class MechanismEvent(DpEvent):
+    """One round of a quantization mechanism over ``dim`` coordinates: n of ``clients`` sampled
+    (without replacement), each coordinate's SecAgg sum (or, for the ``local`` observer, one
+    client's message) seen by ``observer`` (:data:`rdpcalc.accounting.OBSERVERS`), neighbours
+    replace-one (one client's input changes).
+
+    Where the observer knows the sample (``server``, ``local``, or no sampling), one round is
+    the mechanism itself: its Rényi curve is the per-round worst case
+    (:func:`per_round_curve`) and its PLD the dominating pair of the worst-case family
+    (:mod:`rdpcalc.dominating`), each composed over the coordinates. For ``release`` with
+    sampling the Rényi curve is amplified (Wang, Balle & Kasiviswanathan 2019); no PLD bound
+    for sampling without replacement is implemented, so the ``pld`` method refuses it.
+
+    ``per_round``: ``certified`` (a guarantee) or ``found`` (the worst configurations the search
+    found: a lower bound, NOT a guarantee)."""
+
+    def __init__(self, mechanism, n: int = 1, clients: int | None = None, dim: int = 1, observer: str = "server",
+                 per_round: str = "certified", engine: str = "fast", dps: int = 50):
+        clients = n if clients is None else clients
+        for value, label in ((n, "n"), (clients, "clients"), (dim, "dim")):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ParameterError(label, f"must be an integer ≥ 1, got {value!r}")
+        if n > clients:
+            raise ParameterError("n", f"must be at most clients = {clients} (n of N clients are sampled), got {n}")
+        if observer not in acc.OBSERVERS:
+            raise ParameterError("observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
+        if per_round not in PER_ROUND:
+            raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
+        self.mechanism, self.n, self.clients, self.dim = mechanism, n, clients, dim
+        self.observer, self.per_round, self.engine, self.dps = observer, per_round, engine, dps
+        self.rate = n / clients
+        self.amplified = observer == "release" and self.rate < 1
+        self.clients_in_sum = 1 if observer == "local" else n
+        self._cache: dict = {}
+
+    def coordinate_curve(self):
+        """(per-coordinate Rényi curve of one round, what it is)."""
+        if "curve" not in self._cache:
+            curve, _, text = per_round_curve(self.mechanism, self.n, self.observer, self.amplified, self.engine,
+                                             self.dps, self.per_round)
+            self._cache["curve"] = (curve, text)
+        return self._cache["curve"]
+
+    def rdp_curve(self) -> acc.RdpCurve:
+        curve = self.coordinate_curve()[0].scaled(self.dim)
+        return acc.amplify(curve, self.rate, "without-replacement") if self.amplified else curve
+
+    def round_pld(self, discretization: float = pldlib.DISCRETIZATION):
+        """The dominating pair of one coordinate of one round (:class:`rdpcalc.dominating.RoundPld`)."""
+        from . import dominating
+
+        if self.amplified:
+            raise ParameterError("--method", "pld: the observer does not know the sample and no PLD amplification "
+                                             "bound for sampling without replacement is implemented; use --method rdp")
+        key = ("pld", discretization)
+        if key not in self._cache:
+            if self.clients_in_sum > 1 and self.per_round == "certified":
+                _check_searchable(self.mechanism, self.clients_in_sum)
+            self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
+                                                        discretization)
+        return self._cache[key]
+
+    def pld(self, discretization: float = pldlib.DISCRETIZATION):
+        return pldlib.compose(self.round_pld(discretization).pld, self.dim)
+
+    def describe(self) -> str:
+        return f"{self.mechanism.name}, {self.n} of {self.clients} clients, {self.dim} coordinates, {self.observer}"
+
+
+def _check_searchable(mechanism, clients_in_sum: int) -> None:
+    from . import api, worstcase
+
+    if clients_in_sum > worstcase.SEARCH_MAX_N:
+        raise ParameterError("--n", f"the worst case of a SecAgg sum is searched and certified up to n = "
+                                    f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
+    api.check_distribution(mechanism)
+
+
+def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: str = "fast", dps: int = 50,
+                    per_round: str = "certified"):
+    """The per-coordinate Rényi curve of one round, the number of clients it was computed for,
+    and what the curve is: the SecAgg sum of the n sampled clients for the ``server`` and
+    ``release`` observers, one client's message for ``local``. ``amplified``: the curve is
+    wanted at the integer orders of the amplification bound too.
+
+    For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase`): ``per_round`` =
+    ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
+    where the search is exhaustive), ``found`` the largest value the search found, a lower
+    bound of the worst case and so *not* a guarantee."""
+    from . import api, worstcase
+    from .numerics import make_engine
+
+    if per_round not in PER_ROUND:
+        raise ParameterError("--per-round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
+    clients_in_sum = 1 if observer == "local" else n
+    orders = [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
+    if clients_in_sum > 1:
+        _check_searchable(mechanism, clients_in_sum)
+    if clients_in_sum > 1 and per_round == "certified":
+        values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders, make_engine(engine, dps))
+        text = f"certified upper bound of the worst case ({certificate})"
+    else:
+        records = api.divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
+        values = [r["divergence"] for r in records]
+        exhaustive = all(r["search"] == "exhaustive" and r["certified_upper"] == r["divergence"] for r in records)
+        text = ("the exact worst case (one client)" if clients_in_sum == 1
+                else f"the exact worst case (search: {records[0]['search']})" if exhaustive
+                else f"the largest value found by the search ({records[0]['search']}): a lower bound of the worst "
+                     "case, NOT a guarantee")
+    return acc.RdpCurve(np.array(orders, dtype=float), np.array(values, dtype=float)), clients_in_sum, text
