@@ -146,8 +146,9 @@ class GaussianEvent(DpEvent):
     ``sample_rate`` γ (add/remove neighbours).
 
     PLD: the dominating pairs built (:func:`rdpcalc.pld.dominating_pld`) from the exact
-    hockey-stick curves, the remove and add directions composed separately, with μ = Δ/σ and G(t) = Φ(μ/2 − log t/μ) − t Φ(−μ/2 − log t/μ), the
-    curve of (N(Δ, σ²) ‖ N(0, σ²)) (Balle & Wang 2018, Thm 8) — for the subsampled mechanism,
+    hockey-stick curves, the remove and add directions composed separately. With μ = Δ/σ,
+    G(t) = Φ(μ/2 − log t/μ) − t Φ(−μ/2 − log t/μ) is the curve of (N(Δ, σ²) ‖ N(0, σ²))
+    (Balle & Wang 2018, Thm 8); for the subsampled mechanism,
     of the remove pair ((1−γ)N₀ + γN_Δ ‖ N₀): γ G((t − 1 + γ)/γ) for t > 1 − γ (else 1 − t),
     and of the add pair (N₀ ‖ (1−γ)N₀ + γN_Δ): u G(tγ/u) with u = 1 − t(1 − γ) > 0 (else 0).
     Rényi curve: Mironov (2017) and Mironov, Talwar & Zhang (2019)."""

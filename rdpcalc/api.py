@@ -18,7 +18,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from . import worstcase
+from .accountant import PER_ROUND
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
@@ -27,7 +27,6 @@ from .neighbours import DivergencePoint, choose_neighbours, divergences
 from .numerics import make_engine
 from .orders import collect_alphas
 from .worstcase import EXHAUSTIVE_BUDGET
-from .accountant import PER_ROUND
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -279,6 +278,7 @@ class AccountedRun:
         delta_target = acc.check_delta(delta_target)
         total = self.rdp.curve
         eps_rdp, order = acc.epsilon(total, delta_target)
+        eps_rdp, order = float(eps_rdp), None if order is None else float(order)
         eps_pld = None if self.pld is None else self.pld.get_epsilon(delta_target)
         record = {**self.base, "method": self.method, "delta": delta_target,
                   "epsilon": eps_pld if self.method == "pld" else eps_rdp, "epsilon_pld": eps_pld,
@@ -303,8 +303,8 @@ class AccountedRun:
     def epsilon_rounds_curve(self, delta_target: float, points: int = 12) -> list[dict]:
         """ε at ``delta_target`` after k = 1 … count composed rounds (``points`` values of k,
         spaced geometrically), by each method computed."""
-        from .accountant import Accountant
         from . import accounting as acc
+        from .accountant import Accountant
 
         ks = sorted({int(round(k)) for k in np.geomspace(1, self.count, min(points, self.count))} | {self.count})
         rows = []

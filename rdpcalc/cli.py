@@ -613,6 +613,17 @@ for _option in _fl_parameter_options():
 
 
 # ----------------------------------------------------------------------------- accounting
+METHOD_OPTIONS = [
+    click.Option(["--method"], type=click.Choice(["pld", "rdp"]), default=None,
+                 help="pld: dominating pairs composed as privacy loss distributions (tight); rdp: Rényi curves. "
+                      "Default pld, except rdp where the observer does not know the sample (release with sampling). "
+                      "The other method's ε is shown beside it where it is computed."),
+    click.Option(["--discretization"], type=str, default="1e-4", show_default=True, metavar="H",
+                 help="pld: the grid step of the privacy loss, in nats, 1e-6 … 0.1 (smaller: tighter and slower)."),
+]
+PLOT_OPTION = click.Option(["--plot", "plot_path"], type=str, default=None, metavar="FILE",
+                           help="Also draw ε against δ and ε against rounds, both methods, to FILE (PNG); --csv then "
+                                "holds the same curves.")
 RUN_OPTIONS = [
     click.Option(["--n"], type=str, default="1", show_default=True, metavar="N", help="Clients sampled per round, ≥ 1."),
     click.Option(["--clients"], type=str, default=None, metavar="N_TOTAL",
@@ -620,8 +631,8 @@ RUN_OPTIONS = [
     click.Option(["--rounds"], type=str, default="1", show_default=True, metavar="T", help="Training rounds, ≥ 1."),
     click.Option(["--dim"], type=str, default="1", show_default=True, metavar="D",
                  help="Coordinates quantized per round (each independently), ≥ 1."),
-    click.Option(["--delta-target"], type=str, default="1e-5", show_default=True, metavar="δ",
-                 help="The δ of (ε, δ)-DP, in (0, 1)."),
+    click.Option(["--delta-target"], type=str, multiple=True, metavar="δ",
+                 help="The δ of (ε, δ)-DP, in (0, 1); repeatable, one row each. Default 1e-5."),
     click.Option(["--epsilon-target"], type=str, default=None, metavar="ε", help="Also report δ at this ε."),
     click.Option(["--sampling"], type=click.Choice(["without-replacement", "poisson"]), default="without-replacement",
                  show_default=True, help="How the n clients of a round are drawn (poisson needs add/remove "
@@ -637,6 +648,7 @@ RUN_OPTIONS = [
                  help="Per-round curve of a sum of n>1 clients: certified (the worst case's certified upper bound, "
                       "a guarantee) or found (the largest value the search found: a lower bound, NOT a guarantee)."),
     *ENGINE_OPTIONS,
+    *METHOD_OPTIONS,
     *OUTPUT_OPTIONS,
 ]
 REFERENCE_PARAMS = {
@@ -648,15 +660,20 @@ REFERENCE_RUN = [
     click.Option(["--sample-rate"], type=str, default="1", show_default=True, metavar="γ",
                  help="Sampling rate in (0, 1] (Poisson by default)."),
     click.Option(["--rounds"], type=str, default="1", show_default=True, metavar="T", help="Compositions, ≥ 1."),
-    click.Option(["--delta-target"], type=str, default="1e-5", show_default=True, metavar="δ", help="δ, in (0, 1)."),
+    click.Option(["--delta-target"], type=str, multiple=True, metavar="δ",
+                 help="δ, in (0, 1); repeatable, one row each. Default 1e-5."),
     click.Option(["--epsilon-target"], type=str, default=None, metavar="ε", help="Also report δ at this ε."),
     click.Option(["--sampling"], type=click.Choice(["poisson", "without-replacement"]), default="poisson",
                  show_default=True, help="Sampling scheme."),
+    *METHOD_OPTIONS,
     *OUTPUT_OPTIONS,
 ]
 EXAMPLES["account"] = """\b
 Examples:
   rdpcalc account gaussian --sigma 1.1 --sample-rate 0.01 --rounds 1000 --delta-target 1e-5
+  rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --participation 24
+  rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --rounds 2000 --delta-target 1e-5 \\
+      --delta-target 1e-8 --plot rqm.png --csv rqm.csv
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --dim 100000
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --rounds 1000 --per-round found
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --observer release
@@ -687,12 +704,27 @@ def _run_arguments(kwargs: dict) -> dict:
         "n": n, "clients": clients,
         "rounds": _int_option(kwargs.pop("rounds"), "--rounds", 1, 10**9),
         "dim": _int_option(kwargs.pop("dim"), "--dim", 1, 10**12),
-        "delta_target": _float_option(kwargs.pop("delta_target"), "--delta-target"),
-        "epsilon_target": _float_option(kwargs.pop("epsilon_target"), "--epsilon-target"),
         "sampling": kwargs.pop("sampling"), "observer": kwargs.pop("observer"), "engine": kwargs.pop("engine"),
         "participation": _int_option(kwargs.pop("participation"), "--participation", 1, 10**9),
         "dps": _int_option(kwargs.pop("dps"), "--dps", 15, 1000), "per_round": kwargs.pop("per_round"),
+        **_method_arguments(kwargs),
     }
+
+
+def _method_arguments(kwargs: dict) -> dict:
+    return {"method": kwargs.pop("method"),
+            "discretization": _float_option(kwargs.pop("discretization"), "--discretization")}
+
+
+def _targets(kwargs: dict) -> tuple[list[float], float | None]:
+    """The --delta-target values (default 1e-5), checked, and --epsilon-target."""
+    from .accounting import check_delta
+
+    deltas = [check_delta(_float_option(value, "--delta-target")) for value in kwargs.pop("delta_target") or ("1e-5",)]
+    epsilon = _float_option(kwargs.pop("epsilon_target"), "--epsilon-target")
+    if epsilon is not None and epsilon < 0:
+        raise ParameterError("--epsilon-target", f"must be ≥ 0, got {epsilon!r}")
+    return deltas, epsilon
 
 
 def _reference_arguments(kwargs: dict) -> dict:
@@ -700,9 +732,8 @@ def _reference_arguments(kwargs: dict) -> dict:
         "sensitivity": _float_option(kwargs.pop("sensitivity"), "--sensitivity"),
         "sample_rate": _float_option(kwargs.pop("sample_rate"), "--sample-rate"),
         "rounds": _int_option(kwargs.pop("rounds"), "--rounds", 1, 10**9),
-        "delta_target": _float_option(kwargs.pop("delta_target"), "--delta-target"),
-        "epsilon_target": _float_option(kwargs.pop("epsilon_target"), "--epsilon-target"),
         "sampling": kwargs.pop("sampling"),
+        **_method_arguments(kwargs),
     }
 
 
@@ -717,46 +748,106 @@ def _render_account(records: list[dict]) -> None:
              f"{r['rounds']} rounds × {r['dim']} coordinates; sampling {r['sampling']} at rate {r['sample_rate']:.6g}"
              + ("" if reference else f" ({r['n']} of {r['clients']} clients)")
              + (", amplified" if r["amplified"] else ", not amplified" if r["sample_rate"] < 1 else "") + composed]
-    if r.get("per_round_curve"):
-        lines.append(f"per-round curve: {r['per_round_curve']}")
+    if r.get("per_round_pld"):
+        lines.append(f"method pld (grid {r['discretization']:g} nats); per-round dominating pair of: {r['per_round_pld']}")
+        if r.get("pld_attained"):
+            lines.append("  envelope attained by: " + "; ".join(r["pld_attained"][:3]))
+    lines.append(f"{'method rdp' if r['method'] == 'rdp' else 'beside it, rdp'}; per-round Rényi curve: "
+                 f"{r['per_round_curve']}")
     if r.get("solved"):
         lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
                      f"{r['target_epsilon']:g})")
-    attained = f"at order α = {_number(r['order'])}" if r["order"] is not None else "(the divergence is +∞ at every order)"
-    lines.append(f"(ε, δ) = ({_number(r['epsilon'])}, {r['delta']:g}) {attained}")
-    if "delta_at_epsilon_target" in r:
-        lines.append(f"δ at ε = {r['epsilon_target']:g}: {r['delta_at_epsilon_target']:.6g}")
-    table = Table(title="Rényi curve", title_justify="left")
-    for column in ("α", "one round", "whole run"):
+    table = Table(title=f"(ε, δ): ε by {r['method']}" + (", rdp beside it" if r["method"] == "pld" else ""),
+                  title_justify="left")
+    columns = ["δ", "ε (pld)", "ε (rdp)", "rdp order α"] if r["method"] == "pld" else ["δ", "ε (rdp)", "rdp order α"]
+    for column in columns:
         table.add_column(column, justify="right")
-    shown = [c for c in r["curve"] if c["alpha"] in (1.5, 2, 3, 4, 8, 16, 32, 64, 128, 256, 1024, 10_000)
-             or c["alpha"] == r["order"]]
-    for c in shown:
-        table.add_row(_alpha_text(c["alpha"]), _number(c["per_round"]), _number(c["total"]))
-    _print_block(lines, table)
+    for record in records:
+        order = _number(record["order"]) if record["order"] is not None else "(+∞ at every order)"
+        cells = [f"{record['delta']:g}", _number(record["epsilon_rdp"]), order]
+        table.add_row(*([cells[0], _number(record["epsilon_pld"]), *cells[1:]] if r["method"] == "pld" else cells))
+    notes = []
+    if "delta_at_epsilon_target" in r:
+        beside = (f" (rdp: {r['delta_at_epsilon_target_rdp']:.6g})" if r["method"] == "pld" else "")
+        notes.append(f"δ at ε = {r['epsilon_target']:g}: {r['delta_at_epsilon_target']:.6g}{beside}")
+    _print_block(lines, table, notes)
 
 
-def _emit_account(record: dict, as_json: bool, csv_path: str | None) -> None:
-    flat = {k: v for k, v in record.items() if k not in ("curve", "parameters")}
-    flat.update({f"parameter_{k}": v for k, v in record["parameters"].items()})
-    rows = [{**flat, **point} for point in record["curve"]]
+def _check_output_paths(kwargs: dict) -> None:
+    _check_csv_path(kwargs["csv_path"])
+    if kwargs.get("plot_path") is not None:
+        try:
+            _check_csv_path(kwargs["plot_path"])
+        except ParameterError as error:
+            raise ParameterError("--plot", str(error).split(": ", 1)[-1]) from None
+        if not kwargs["plot_path"].lower().endswith(".png"):
+            raise ParameterError("--plot", f"must name a .png file, got {kwargs['plot_path']!r}")
+
+
+def _emit_account(run, records: list[dict], as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
+    """JSON: the records; CSV: one tidy table with a ``kind`` column — ``result`` (one row per
+    δ), ``rdp-curve`` (the Rényi curve per order) and, with --plot, ``epsilon-delta`` and
+    ``epsilon-rounds`` (the plotted curves)."""
+    curves = None
+    if plot_path is not None:
+        curves = {"epsilon-delta": run.epsilon_delta_curve(),
+                  "epsilon-rounds": run.epsilon_rounds_curve(records[0]["delta"])}
+        _plot_account(records[0], curves, plot_path)
     if csv_path is not None:
-        write_atomic(csv_path, to_csv(rows))
+        write_atomic(csv_path, to_csv(_account_rows(records, curves)))
     if as_json:
-        click.echo(to_json([record]))
+        click.echo(to_json(records))
     else:
-        _render_account([record])
+        _render_account(records)
+        if plot_path is not None:
+            click.echo(f"wrote {plot_path}")
+
+
+def _account_rows(records: list[dict], curves: dict | None) -> list[dict]:
+    rows = []
+    for record in records:
+        flat = {k: v for k, v in record.items() if k not in ("curve", "parameters", "pld_attained")}
+        flat.update({f"parameter_{k}": v for k, v in record["parameters"].items()})
+        flat["pld_attained"] = " | ".join(record.get("pld_attained") or [])
+        rows.append({"kind": "result", **flat})
+    rows += [{"kind": "rdp-curve", **point} for point in records[0]["curve"]]
+    for kind, points in (curves or {}).items():
+        rows += [{"kind": kind, **point} for point in points]
+    return rows
+
+
+def _plot_account(record: dict, curves: dict, path: str) -> None:
+    from .figures.style import new_figure, save
+
+    fig, (left, right) = new_figure(ncols=2, width=10.0)
+    for axis, kind, x_key in ((left, "epsilon-delta", "delta"), (right, "epsilon-rounds", "rounds")):
+        points = curves[kind]
+        for method, style in (("pld", "-"), ("rdp", "--")):
+            values = [(p[x_key], p[f"epsilon_{method}"]) for p in points
+                      if p[f"epsilon_{method}"] is not None and math.isfinite(p[f"epsilon_{method}"])]
+            if values:
+                axis.plot(*zip(*values), style, marker="o", markersize=3, label=method)
+        axis.set_xscale("log")
+        axis.set_ylabel("ε")
+        axis.legend()
+    left.set_xlabel("δ")
+    left.set_title(f"{record['mechanism']}: ε against δ ({record['participation']} rounds composed)")
+    right.set_xlabel("rounds composed")
+    right.set_title(f"ε against rounds at δ = {record['delta']:g}")
+    save(fig, Path(path))
 
 
 def _account_command(cls) -> click.Command:
     def run(**kwargs):
         mechanism = _build_mechanism(cls, kwargs)
+        deltas, epsilon_target = _targets(kwargs)
         arguments = _run_arguments(kwargs)
-        _check_csv_path(kwargs["csv_path"])
-        record = api.account(mechanism, **arguments)
-        _emit_account(record, kwargs["as_json"], kwargs["csv_path"])
+        _check_output_paths(kwargs)
+        accounted = api.account_run(mechanism, **arguments)
+        records = [accounted.record(delta, epsilon_target) for delta in deltas]
+        _emit_account(accounted, records, kwargs["as_json"], kwargs["csv_path"], kwargs["plot_path"])
 
-    return click.Command(cls.name, callback=run, params=_mechanism_params(cls.PARAMS) + RUN_OPTIONS,
+    return click.Command(cls.name, callback=run, params=_mechanism_params(cls.PARAMS) + RUN_OPTIONS + [PLOT_OPTION],
                          epilog=EXAMPLES["account"],
                          help=f"(ε, δ) of a training run with {cls.title}: coordinates, rounds, client sampling.")
 
@@ -767,12 +858,15 @@ def _account_reference_command(kind: str) -> click.Command:
                               else "--scale")
         if value is None:
             raise ParameterError("--sigma" if kind == "gaussian" else "--scale", "is required, > 0")
+        deltas, epsilon_target = _targets(kwargs)
         arguments = _reference_arguments(kwargs)
-        _check_csv_path(kwargs["csv_path"])
-        record = api.account_reference(kind, **{("sigma" if kind == "gaussian" else "scale"): value}, **arguments)
-        _emit_account(record, kwargs["as_json"], kwargs["csv_path"])
+        _check_output_paths(kwargs)
+        accounted = api.account_reference_run(kind, **{("sigma" if kind == "gaussian" else "scale"): value}, **arguments)
+        records = [accounted.record(delta, epsilon_target) for delta in deltas]
+        _emit_account(accounted, records, kwargs["as_json"], kwargs["csv_path"], kwargs["plot_path"])
 
-    return click.Command(kind, callback=run, params=REFERENCE_PARAMS[kind] + REFERENCE_RUN, epilog=EXAMPLES["account"],
+    return click.Command(kind, callback=run, params=REFERENCE_PARAMS[kind] + REFERENCE_RUN + [PLOT_OPTION],
+                         epilog=EXAMPLES["account"],
                          help=f"(ε, δ) of the {kind} mechanism composed over rounds, with sampling.")
 
 
@@ -790,7 +884,6 @@ def _calibrate_command(cls_or_kind) -> click.Command:
                 if key in kwargs:
                     kwargs.pop(key)
             run_arguments = _reference_arguments(kwargs)
-            run_arguments.pop("epsilon_target")
         else:
             params = {spec.name: kwargs.pop(spec.name) for spec in cls_or_kind.PARAMS}
             missing = [spec.option for spec in cls_or_kind.PARAMS
@@ -799,11 +892,14 @@ def _calibrate_command(cls_or_kind) -> click.Command:
                 raise ParameterError(missing[0], "is required (only the --solve parameter may be left out)")
             params = {key: value for key, value in params.items() if key != solve and value is not None}
             run_arguments = _run_arguments(kwargs)
-            run_arguments.pop("epsilon_target")
+        deltas, _ = _targets(kwargs)
+        if len(deltas) > 1:
+            raise ParameterError("--delta-target", "calibrate meets the target at one δ: give it once")
         _check_csv_path(kwargs["csv_path"])
         with _progress(not kwargs["as_json"], f"calibrating {solve}") as progress:
-            record = api.calibrate(name, params, solve, target, progress=progress, **run_arguments)
-        _emit_account(record, kwargs["as_json"], kwargs["csv_path"])
+            record = api.calibrate(name, params, solve, target, progress=progress, delta_target=deltas[0],
+                                   **run_arguments)
+        _emit_account(None, [record], kwargs["as_json"], kwargs["csv_path"], None)
 
     solve_option = click.Option(["--solve"], type=str, required=True, metavar="PARAM",
                                 help=f"The parameter to solve for: {', '.join(api.SOLVABLE[name])}.")

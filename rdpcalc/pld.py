@@ -241,10 +241,10 @@ def dominating_pld(env: Envelope, env_add: Envelope | None = None):
 def _dominating_pmf(env: Envelope):
     """Steps 2–4 of the module docstring. The grid ends at the first point where the raised
     envelope is at most TAIL_CUT (that value becomes the mass at +∞, which bounds the curve
-    beyond, as the curve is non-increasing); the hull drops points less than HULL_TOLERANCE
-    (relative) below its chords, so collinear runs leave no atoms, and is checked to pass at
-    most FLOAT_SLACK/2 below any point (else it is recomputed without tolerance): so it stays
-    above the computed envelope raised by FLOAT_SLACK/2."""
+    beyond, as the curve is non-increasing). The hull's vertices less than HULL_TOLERANCE
+    (relative) below the chord of their neighbours are then dropped too, so collinear runs leave
+    no atoms: dropping a vertex of a convex chain only raises it, so the result stays above the
+    hull."""
     from dp_accounting.pld import pld_pmf
 
     raised = np.minimum(1.0, env.values * (1 + FLOAT_SLACK))
@@ -254,9 +254,8 @@ def _dominating_pmf(env: Envelope):
     indices = np.arange(env.lower, env.lower + len(raised))
     x = np.concatenate([[0.0], np.exp(indices * env.h)])
     y = np.concatenate([[1.0], raised])
-    hull = lower_hull(x, y, HULL_TOLERANCE)
-    if np.any(np.interp(x, x[hull], y[hull]) < y * (1 - FLOAT_SLACK / 2)):  # tolerances added up: no tolerance
-        hull = lower_hull(x, y)
+    hull = lower_hull(x, y)
+    hull = hull[lower_hull(x[hull], y[hull], HULL_TOLERANCE)]
     vertices = hull[1:] - 1  # drop the anchor (0, 1): connect-the-dots adds it
     return pld_pmf.create_pmf_pessimistic_connect_dots(env.h, indices[vertices], y[vertices + 1])
 

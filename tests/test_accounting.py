@@ -15,8 +15,9 @@ from rdpcalc import accounting as acc
 from rdpcalc.cli import main
 
 
-def dp_accounting_epsilon(sigma: float, rate: float, rounds: int, delta: float) -> float:
-    accountant = rdp.RdpAccountant()
+def dp_accounting_epsilon(sigma: float, rate: float, rounds: int, delta: float, method: str = "rdp") -> float:
+    """dp-accounting's own ε: its RDP accountant, or its PLD accountant (grid 1e-4)."""
+    accountant = rdp.RdpAccountant() if method == "rdp" else dp_accounting.pld.PLDAccountant()
     event = dp_accounting.GaussianDpEvent(sigma)
     if rate < 1:
         event = dp_accounting.PoissonSampledDpEvent(rate, event)
@@ -28,8 +29,14 @@ def dp_accounting_epsilon(sigma: float, rate: float, rounds: int, delta: float) 
                                                         (2.0, 0.001, 10_000, 1e-5), (1.5, 1.0, 10, 1e-5),
                                                         (4.0, 1.0, 1, 1e-3)])
 def test_gaussian_against_dp_accounting(sigma, rate, rounds, delta):
+    """Both methods against dp-accounting's accountants of the same method: our PLD is built from
+    the Gaussian's exact hockey-stick curves (not dp-accounting's Gaussian PLD), our Rényi curve
+    from the closed forms and quadrature."""
     ours = api.account_reference("gaussian", sigma=sigma, sample_rate=rate, rounds=rounds, delta_target=delta)
-    assert ours["epsilon"] == pytest.approx(dp_accounting_epsilon(sigma, rate, rounds, delta), rel=0.01)
+    assert ours["method"] == "pld" and ours["epsilon"] == ours["epsilon_pld"]
+    assert ours["epsilon_rdp"] == pytest.approx(dp_accounting_epsilon(sigma, rate, rounds, delta), rel=0.01)
+    assert ours["epsilon_pld"] == pytest.approx(dp_accounting_epsilon(sigma, rate, rounds, delta, "pld"), rel=0.01)
+    assert ours["epsilon_pld"] <= ours["epsilon_rdp"]
 
 
 def test_subsampled_gaussian_curve_two_ways_and_against_dp_accounting():
@@ -142,7 +149,7 @@ def test_server_observer_is_the_unamplified_composition_by_dp_accounting():
     orders = [c["alpha"] for c in record["curve"] if c["alpha"] > 1]
     totals = [c["total"] for c in record["curve"] if c["alpha"] > 1]
     theirs, _ = rdp_privacy_accountant.compute_epsilon(orders, totals, 1e-5)
-    assert record["epsilon"] == pytest.approx(theirs, rel=1e-6)
+    assert record["epsilon_rdp"] == pytest.approx(theirs, rel=1e-6)
     assert record["epsilon"] > 20  # not the 4.35 that amplification hidden from the server would give
 
 
@@ -189,8 +196,10 @@ def test_account_cli(capsys):
     import json
 
     record = json.loads(capsys.readouterr().out)[0]
-    assert code == 0 and record["epsilon"] == pytest.approx(1.712, abs=1e-3)
-    assert {"epsilon", "delta", "order"} <= set(record)
+    assert code == 0 and record["epsilon_rdp"] == pytest.approx(1.712, abs=1e-3)
+    assert record["epsilon"] == record["epsilon_pld"] == pytest.approx(dp_accounting_epsilon(1.1, 0.01, 1000, 1e-5, "pld"),
+                                                                      rel=1e-3)
+    assert {"epsilon", "epsilon_pld", "epsilon_rdp", "method", "delta", "order"} <= set(record)
     code = main(["account", "gaussian", "--sigma", "1.1", "--sample-rate", "2"])
     assert code == 2 and "--sample-rate" in capsys.readouterr().err
     code = main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "5", "--clients", "3"])

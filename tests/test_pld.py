@@ -1,0 +1,286 @@
+"""PLD accounting: the dominating pair construction, the accountant API, cross-checks against
+dp-accounting and prv-accountant, and validity (never below an optimistic PLD of a real pair)."""
+
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import rdpcalc
+from rdpcalc import api, dominating, pld
+from rdpcalc.cli import main
+from rdpcalc.errors import ParameterError
+
+
+def _hockey(p: np.ndarray, q: np.ndarray, eps: float) -> float:
+    """Σ (p − e^ε q)_+, directly."""
+    return float(np.sum(np.clip(p - math.exp(eps) * q, 0, None)))
+
+
+def _random_pair(rng, size: int = 30):
+    p, q = rng.random(size) ** 3, rng.random(size) ** 3
+    p[rng.integers(size)] = 0
+    q[rng.integers(size)] = 0
+    return p / p.sum(), q / q.sum()
+
+
+def _logs(*arrays):
+    with np.errstate(divide="ignore"):
+        return [np.log(a) for a in arrays]
+
+
+def test_rounded_hockey_stick_is_above_the_exact_one_and_matches_its_atoms():
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        p, q = _random_pair(rng)
+        grid_pld = pld.rounded(*_logs(p, q), 1e-2)
+        grid = np.arange(grid_pld.lower - 40, grid_pld.upper + 5)
+        curve = pld.hockey_stick(grid_pld, grid[0], grid[-1])
+        for i, eps in zip(grid, grid * 1e-2):
+            from_atoms = grid_pld.infinity_mass + float(np.sum(grid_pld.masses * np.clip(
+                1 - math.exp(eps) * np.exp(-grid_pld.indices * 1e-2), 0, None)))
+            assert curve[i - grid[0]] == pytest.approx(from_atoms, rel=1e-12, abs=1e-300)
+            assert curve[i - grid[0]] >= _hockey(p, q, eps) * (1 - 1e-12)
+
+
+def test_dominating_pair_of_a_family_is_above_every_member_at_every_epsilon():
+    """The envelope + hull + connect-the-dots construction, checked against the members' exact
+    hockey-stick divergences at random ε (negative ones included), both orders."""
+    rng = np.random.default_rng(11)
+    pairs = [_random_pair(rng) for _ in range(5)]
+    members = []
+    for index, (p, q) in enumerate(pairs):
+        lp, lq = _logs(p, q)
+        members += [((index, "pq"), pld.rounded(lp, lq, 1e-3)), ((index, "qp"), pld.rounded(lq, lp, 1e-3))]
+    dominating_pair = pld.dominating_pld(pld.envelope(members, 1e-3))
+    for eps in rng.uniform(-4, 6, 200):
+        bound = dominating_pair.get_delta_for_epsilon(eps)
+        exact = max(max(_hockey(p, q, eps), _hockey(q, p, eps)) for p, q in pairs)
+        assert bound >= exact * (1 - 1e-9)
+
+
+def _monotone_chain(x, y) -> list[int]:
+    """The lower hull by Andrew's monotone chain, one point at a time."""
+    hull: list[int] = []
+    for i in range(len(x)):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return hull
+
+
+def test_lower_hull_against_the_monotone_chain():
+    rng = np.random.default_rng(3)
+    x = np.sort(rng.uniform(0, 50, 3000))
+    y = np.maximum(1 - x / 40, 0) + np.exp(-x) + rng.uniform(0, 1e-3, len(x))
+    reference = np.interp(x, x[_monotone_chain(x, y)], y[_monotone_chain(x, y)])
+    hull = pld.lower_hull(x, y)
+    assert np.allclose(np.interp(x, x[hull], y[hull]), reference, rtol=1e-12, atol=1e-15)
+    thinned = hull[pld.lower_hull(x[hull], y[hull], 1e-6)]
+    above = np.interp(x, x[thinned], y[thinned])
+    assert len(thinned) <= len(hull) and np.all(above >= reference * (1 - 1e-12))
+
+
+def test_smaller_of_two_bounds_takes_the_minimum_and_extends_each():
+    rng = np.random.default_rng(5)
+    p, q = _random_pair(rng)
+    lp, lq = _logs(p, q)
+    wide = pld.envelope([("a", pld.rounded(lp, lq, 1e-2))], 1e-2)
+    narrow = pld.envelope([("b", pld.rounded(lp, lq, 1e-2))], 1e-2)
+    both = pld.smaller(wide, narrow)
+    assert np.array_equal(both.values, wide.values)
+    flat = pld.Envelope(wide.lower + 10, np.full(5, 0.5), np.zeros(5, dtype=np.int64), ["c"], 1e-2)
+    merged = pld.smaller(wide, flat)
+    assert np.all(merged.values <= pld._extend(wide, merged.lower, merged.upper))
+    # below its grid the flat bound is the chord from (0, 1), above it its last value
+    assert merged.values[-1] == min(0.5, wide.values[-1])
+
+
+@pytest.mark.parametrize("sigma, rate, rounds", [(1.1, 0.01, 1000), (2.0, 1.0, 100), (0.8, 0.05, 200)])
+def test_gaussian_event_against_dp_accounting_pld_and_rdp(sigma, rate, rounds):
+    import dp_accounting
+
+    event = dp_accounting.GaussianDpEvent(sigma)
+    if rate < 1:
+        event = dp_accounting.PoissonSampledDpEvent(rate, event)
+    for method, theirs in (("pld", dp_accounting.pld.PLDAccountant()), ("rdp", dp_accounting.rdp.RdpAccountant())):
+        theirs.compose(dp_accounting.SelfComposedDpEvent(event, rounds))
+        ours = rdpcalc.Accountant(method).compose(rdpcalc.GaussianEvent(sigma, sample_rate=rate), rounds)
+        assert ours.get_epsilon(1e-5) == pytest.approx(theirs.get_epsilon(1e-5), rel=0.01)
+        if method == "pld":  # (their RDP δ uses another conversion)
+            assert ours.get_delta(1.0) == pytest.approx(theirs.get_delta(1.0), rel=0.01)
+
+
+def test_laplace_event_against_dp_accounting():
+    from dp_accounting.pld import privacy_loss_distribution as their_pld
+
+    ours = rdpcalc.Accountant("pld").compose(rdpcalc.LaplaceEvent(scale=2.0), 50)
+    theirs = their_pld.from_laplace_mechanism(2.0, value_discretization_interval=1e-4).self_compose(50)
+    assert ours.get_epsilon(1e-6) == pytest.approx(theirs.get_epsilon_for_delta(1e-6), rel=0.01)
+
+
+def test_pair_event_against_prv_accountant_randomized_response():
+    """Randomized response ε₀ = 0.5 composed 300 times: prv-accountant's bracket for its own
+    PureDPMechanism, and our PLD of the two output pmfs."""
+    from prv_accountant import PRVAccountant
+    from prv_accountant.privacy_random_variables import PureDPMechanism
+
+    eps0 = 0.5
+    p = [math.exp(eps0) / (1 + math.exp(eps0)), 1 / (1 + math.exp(eps0))]
+    ours = rdpcalc.Accountant("pld").compose(rdpcalc.PairEvent(p, p[::-1]), 300).get_epsilon(1e-6)
+    accountant = PRVAccountant(prvs=[PureDPMechanism(eps0)], max_self_compositions=[300], eps_error=0.01, delta_error=1e-9)
+    low, estimate, high = accountant.compute_epsilon(delta=1e-6, num_self_compositions=[300])
+    assert low - 1e-9 <= ours <= high + 0.05 and ours == pytest.approx(estimate, rel=0.01)
+
+
+def test_rqm_pair_against_prv_accountant():
+    """A real discrete mechanism: RQM's worst single-client pair (x = −1.5, x′ = 1.5), its privacy
+    loss given to prv-accountant as a custom privacy random variable (the step cdf of the loss
+    under P), composed 100 times, against our PLD of the same pmfs."""
+    from prv_accountant import PRVAccountant
+    from prv_accountant.privacy_random_variables import PrivacyRandomVariable
+
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    p = np.array([r["probability"] for r in api.pmf(mech, "-1.5")])
+    q = np.array([r["probability"] for r in api.pmf(mech, "1.5")])
+
+    class PairLoss(PrivacyRandomVariable):
+        def __init__(self, first, second):
+            self.loss, self.mass, self.other = np.log(first / second), first, second
+
+        def rdp(self, alpha):
+            return float(np.log(np.sum(self.mass**alpha * self.other ** (1 - alpha))) / (alpha - 1))
+
+        def cdf(self, t):
+            return np.sum(self.mass[None, :] * (self.loss[None, :] <= np.atleast_1d(t)[:, None]), axis=1).reshape(
+                np.shape(t))
+
+    ours = rdpcalc.Accountant("pld").compose(rdpcalc.PairEvent(p, q), 100).get_epsilon(1e-5)
+    highs, lows = [], []
+    for first, second in ((p, q), (q, p)):
+        accountant = PRVAccountant(prvs=[PairLoss(first, second)], max_self_compositions=[100], eps_error=0.02,
+                                   delta_error=1e-10)
+        low, _, high = accountant.compute_epsilon(delta=1e-5, num_self_compositions=[100])
+        lows.append(low)
+        highs.append(high)
+    assert max(lows) - 1e-9 <= ours <= max(highs) + 0.02
+
+
+def test_accountant_api_composes_and_inverts():
+    acct = rdpcalc.Accountant()
+    assert acct.get_epsilon(1e-5) == 0.0 and acct.get_delta(1.0) == 0.0
+    chained = acct.compose(rdpcalc.GaussianEvent(3.0), 10).compose(rdpcalc.GaussianEvent(3.0), 10)
+    assert chained is acct and acct.ledger == [("Gaussian σ = 3, Δ = 1", 10)] * 2
+    once = rdpcalc.Accountant().compose(rdpcalc.GaussianEvent(3.0), 20)
+    assert acct.get_epsilon(1e-5) == pytest.approx(once.get_epsilon(1e-5), rel=1e-6)
+    eps = once.get_epsilon(1e-6)
+    assert once.get_delta(eps) <= 1e-6 * (1 + 1e-6) and once.get_delta(eps * 0.9) > 1e-6
+    rdp = rdpcalc.Accountant("rdp").compose(rdpcalc.GaussianEvent(3.0), 20)
+    assert rdp.get_epsilon(1e-6) >= eps
+    for call, name in ((lambda: rdpcalc.Accountant("prv"), "method"), (lambda: acct.compose(rdpcalc.GaussianEvent(1), 0),
+                                                                       "count"),
+                       (lambda: acct.get_epsilon(2.0), "delta"), (lambda: rdpcalc.GaussianEvent(-1), "sigma"),
+                       (lambda: rdpcalc.PairEvent([0.5, 0.5], [1.0]), "p")):
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert info.value.option == name
+
+
+def test_mechanism_event_is_the_account_commands_number():
+    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
+    event = rdpcalc.MechanismEvent(mech, n=8, clients=100, dim=3)
+    ours = rdpcalc.Accountant().compose(event, 50).get_epsilon(1e-5)
+    assert ours == api.account(mech, n=8, clients=100, rounds=50, dim=3)["epsilon"]
+
+
+def test_server_observer_equals_the_composition_without_sampling():
+    """The server knows the sample: its ε is the per-round dominating pair composed over the
+    rounds, whatever the sampling rate, and PLD stays below RDP."""
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    sampled = api.account(mech, n=10, clients=1000, rounds=30)
+    unsampled = rdpcalc.Accountant().compose(rdpcalc.MechanismEvent(mech, n=10), 30).get_epsilon(1e-5)
+    assert sampled["method"] == "pld" and not sampled["amplified"]
+    assert sampled["epsilon"] == unsampled and sampled["epsilon"] <= sampled["epsilon_rdp"]
+
+
+def _optimistic_pair_epsilon(mech, x, x_prime, others: dict, rounds: int, delta: float) -> float:
+    """dp-accounting's PLD of one explicit configuration, optimistic rounding, both orders: a
+    lower bound on any valid ε."""
+    from dp_accounting.pld import privacy_loss_distribution as their_pld
+
+    from rdpcalc import worstcase
+    from rdpcalc.numerics import make_engine
+
+    engine = make_engine("fast")
+    points = list(mech.breakpoints())
+    clients = [engine.client(mech, point) for point in points]
+    rest = worstcase.multiset_sum(engine, clients, [others.get(point, 0) for point in points])
+    p, q = (engine.add_client(engine.client(mech, value), rest)[0] for value in (x, x_prime))
+    result = 0.0
+    for first, second in ((p, q), (q, p)):
+        distribution = their_pld.from_two_probability_mass_functions(
+            {i: v for i, v in enumerate(first) if np.isfinite(v)}, {i: v for i, v in enumerate(second) if np.isfinite(v)},
+            pessimistic_estimate=False, value_discretization_interval=1e-4)
+        result = max(result, distribution.self_compose(rounds).get_epsilon_for_delta(delta))
+    return result
+
+
+@pytest.mark.parametrize("n, rounds", [(1, 50), (3, 200), (40, 24)])
+def test_pld_epsilon_never_below_an_explicit_pairs_optimistic_pld(n, rounds):
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    c, level = Fraction(3, 2), Fraction(7, 5)
+    record = api.account(mech, n=n, rounds=rounds)
+    found = api.account(mech, n=n, rounds=rounds, per_round="found")
+    lower = max(_optimistic_pair_epsilon(mech, c, -c, {level: n - 1}, rounds, 1e-5),
+                _optimistic_pair_epsilon(mech, -c, c, {-c: n - 1}, rounds, 1e-5))
+    assert record["method"] == "pld" and record["epsilon"] >= found["epsilon"] * (1 - 1e-9) >= lower * (1 - 1e-9)
+
+
+def test_found_per_round_pld_is_labelled_not_a_guarantee():
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    found = dominating.per_round_pld(mech, 12, "found")
+    certified = dominating.per_round_pld(mech, 12, "certified")
+    assert not found.certified and "NOT a guarantee" in found.family and certified.certified
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        assert found.pld.get_delta_for_epsilon(eps) <= certified.pld.get_delta_for_epsilon(eps) * (1 + 1e-9)
+
+
+def test_release_observer_defaults_to_rdp_and_refuses_pld(capsys):
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    record = api.account(mech, n=10, clients=100, rounds=5, observer="release")
+    assert record["method"] == "rdp" and record["epsilon_pld"] is None and record["epsilon"] == record["epsilon_rdp"]
+    with pytest.raises(ParameterError, match="--method"):
+        api.account(mech, n=10, clients=100, rounds=5, observer="release", method="pld")
+    code = main(["account", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
+                 "--clients", "100", "--observer", "release", "--method", "pld"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--method" in err
+
+
+def test_cli_several_deltas_plot_and_csv(tmp_path, capsys):
+    plot, table = tmp_path / "run.png", tmp_path / "run.csv"
+    args = ["account", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4", "--n", "3", "--rounds", "20",
+            "--delta-target", "1e-5", "--delta-target", "1e-8"]
+    assert main([*args, "--json", "--plot", str(plot), "--csv", str(table)]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["delta"] for r in records] == [1e-5, 1e-8] and records[1]["epsilon"] > records[0]["epsilon"]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    import csv
+
+    rows = list(csv.DictReader(table.open()))
+    kinds = {row["kind"] for row in rows}
+    assert kinds == {"result", "rdp-curve", "epsilon-delta", "epsilon-rounds"}
+    by_delta = {float(row["delta"]): float(row["epsilon_pld"]) for row in rows if row["kind"] == "epsilon-delta"}
+    assert by_delta[1e-5] == pytest.approx(records[0]["epsilon_pld"], rel=1e-12)
+    last = [row for row in rows if row["kind"] == "epsilon-rounds"][-1]
+    assert int(last["rounds"]) == 20 and float(last["epsilon_pld"]) == pytest.approx(records[0]["epsilon"], rel=1e-12)
+    assert main([*args[:-4], "--plot", str(tmp_path / "run.svg")]) == 2
+    assert "--plot" in capsys.readouterr().err
+    assert main([*args[:-4], "--discretization", "1"]) == 2
+    assert "--discretization" in capsys.readouterr().err
