@@ -74,8 +74,7 @@ class Accountant:
         count = int(count)
         if self.method == "pld":
             composed = pldlib.compose(event.pld(self.discretization), count)
-            self._pld = composed if self._pld is None else self._pld.compose(
-                composed, tail_mass_truncation=pldlib.TAIL_MASS_TRUNCATION)
+            self._pld = composed if self._pld is None else pldlib.compose_two(self._pld, composed)
         else:
             curve = event.rdp_curve().scaled(count)
             self._curve = curve if self._curve is None else _add_curves(self._curve, curve)
@@ -96,6 +95,13 @@ class Accountant:
         if self.method == "pld":
             return 0.0 if self._pld is None else pldlib.delta(self._pld, float(epsilon))
         return 0.0 if self._curve is None else acc.delta_at(self._curve, float(epsilon))[0]
+
+    @property
+    def grid_step(self) -> float | None:
+        """``pld``: the grid step of the composition, ``discretization`` or, where a long
+        composition needed a coarser grid to stay in memory, 2^j times it
+        (:func:`rdpcalc.pld.compose`)."""
+        return None if self._pld is None else pldlib.grid_step(self._pld)
 
     @property
     def curve(self) -> acc.RdpCurve | None:
@@ -169,7 +175,7 @@ class GaussianEvent(DpEvent):
 
     def pld(self, discretization: float = pldlib.DISCRETIZATION):
         mu = self.sensitivity / self.sigma
-        reach = min(pldlib.LOSS_CAP, mu * mu / 2 + 40 * mu)  # beyond it the curve is below 1e−300
+        reach = min(pldlib.LOSS_CAP, mu * mu / 2 + 12 * mu)  # beyond it the curve is below 1e−32
         lower, upper = -math.ceil(reach / discretization), math.ceil(reach / discretization)
         log_t = np.arange(lower, upper + 1) * discretization
         attained = np.zeros(len(log_t), dtype=np.int64)

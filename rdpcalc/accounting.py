@@ -233,19 +233,43 @@ def check_delta(delta: float, option: str = "--delta-target") -> float:
     return float(delta)
 
 
-def bisect(function: Callable[[float], float], lo: float, hi: float, target: float, log_scale: bool,
-           iterations: int = 40) -> float:
-    """Solve function(x) = target on [lo, hi] for a monotone function by bisection, the target
-    lying between the values at the ends. Returns the end of the final bracket on the safe
-    side, where function(x) ≤ target."""
-    increasing = function(hi) > function(lo)
-    for _ in range(iterations):
-        mid = math.sqrt(lo * hi) if log_scale else (lo + hi) / 2
-        if (function(mid) <= target) == increasing:
-            lo = mid
+def solve_monotone(function: Callable[[float], float], lo: float, hi: float, target: float, log_scale: bool,
+                   ends: tuple[float, float] | None = None, rtol: float = 1e-6, evaluations: int = 60) -> float:
+    """Solve function(x) = target on [lo, hi] for a monotone function whose values at the ends
+    (``ends``, computed if not given) straddle the target. Regula falsi with the Illinois
+    modification on x (or log x), falling back to bisection where a value is not finite; stops
+    when the bracket is ``rtol`` wide (relative) or after ``evaluations`` calls. Returns the end
+    of the final bracket on the safe side, where function(x) ≤ target."""
+    def to_t(x: float) -> float:
+        return math.log(x) if log_scale else x
+
+    def to_x(t: float) -> float:
+        return math.exp(t) if log_scale else t
+
+    f_lo, f_hi = ends if ends is not None else (function(lo), function(hi))
+    a, b, fa, fb = to_t(lo), to_t(hi), f_lo - target, f_hi - target
+    side = 0
+    for _ in range(evaluations):
+        if abs(to_x(b) - to_x(a)) <= rtol * max(abs(to_x(a)), abs(to_x(b))):
+            break
+        if math.isfinite(fa) and math.isfinite(fb) and fa != fb:
+            t = b - fb * (b - a) / (fb - fa)
+            if not min(a, b) < t < max(a, b):
+                t = (a + b) / 2
         else:
-            hi = mid
-    return lo if increasing else hi
+            t = (a + b) / 2
+        ft = function(to_x(t)) - target
+        if (ft <= 0) == (fa <= 0):
+            a, fa = t, ft
+            if side == -1:
+                fb /= 2
+            side = -1
+        else:
+            b, fb = t, ft
+            if side == 1:
+                fa /= 2
+            side = 1
+    return to_x(a) if fa <= 0 else to_x(b)
 
 
 def _log_expm1(x: float) -> float:

@@ -280,7 +280,8 @@ class AccountedRun:
         eps_rdp, order = acc.epsilon(total, delta_target)
         eps_rdp, order = float(eps_rdp), None if order is None else float(order)
         eps_pld = None if self.pld is None else self.pld.get_epsilon(delta_target)
-        record = {**self.base, "method": self.method, "delta": delta_target,
+        record = {**self.base, "grid_step": None if self.pld is None else self.pld.grid_step,
+                  "method": self.method, "delta": delta_target,
                   "epsilon": eps_pld if self.method == "pld" else eps_rdp, "epsilon_pld": eps_pld,
                   "epsilon_rdp": eps_rdp, "order": order}
         if epsilon_target is not None:
@@ -522,11 +523,12 @@ SOLVABLE = {
 
 def calibrate(name: str, params: dict, solve: str, target_epsilon: float, progress=None, **run) -> dict:
     """The value of parameter ``solve`` at which the whole run's ε meets ``target_epsilon``
-    (at δ = run["delta_target"]), by bisection; ε must be monotone in that parameter (it is
-    checked at the ends). Returns the accounted record at the value found, on the safe side
-    (ε ≤ target), with ``solved`` and ``value``. ``run``: the arguments of :func:`account`
+    (at δ = run["delta_target"]), by regula falsi (:func:`rdpcalc.accounting.solve_monotone`);
+    ε must be monotone in that parameter (the target is checked to lie between the ends).
+    Returns the accounted record at the value found, on the safe side (ε ≤ target), with
+    ``solved`` and ``value``. ``run``: the arguments of :func:`account`
     (or, for gaussian/laplace, of :func:`account_reference`)."""
-    from .accounting import bisect
+    from .accounting import solve_monotone
 
     if name not in SOLVABLE or solve not in SOLVABLE[name]:
         choices = ", ".join(SOLVABLE.get(name, {})) or "nothing"
@@ -545,14 +547,14 @@ def calibrate(name: str, params: dict, solve: str, target_epsilon: float, progre
     def epsilon_at(value: float) -> float:
         calls[0] += 1
         if progress is not None:
-            progress(calls[0], 35)
+            progress(calls[0], max(calls[0] + 1, 16))
         return run_at(value)["epsilon"]
 
     at_low, at_high = epsilon_at(low), epsilon_at(high)
     if not (min(at_low, at_high) <= target_epsilon <= max(at_low, at_high)):
         raise ParameterError("--target-eps", f"no {solve} in [{low:g}, {high:g}] meets ε = {target_epsilon:g}: ε runs "
                                              f"from {at_low:.6g} to {at_high:.6g} over that range")
-    value = bisect(epsilon_at, low, high, target_epsilon, log_scale, iterations=32)
+    value = solve_monotone(epsilon_at, low, high, target_epsilon, log_scale, (at_low, at_high))
     record = run_at(value)
     record["solved"], record["value"], record["target_epsilon"] = solve, value, target_epsilon
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"

@@ -749,7 +749,10 @@ def _render_account(records: list[dict]) -> None:
              + ("" if reference else f" ({r['n']} of {r['clients']} clients)")
              + (", amplified" if r["amplified"] else ", not amplified" if r["sample_rate"] < 1 else "") + composed]
     if r.get("per_round_pld"):
-        lines.append(f"method pld (grid {r['discretization']:g} nats); per-round dominating pair of: {r['per_round_pld']}")
+        coarser = (f", coarsened from {r['discretization']:g} to keep the long composition in memory"
+                   if r["grid_step"] != r["discretization"] else "")
+        lines.append(f"method pld (grid {r['grid_step']:g} nats{coarser}); per-round dominating pair of: "
+                     f"{r['per_round_pld']}")
         if r.get("pld_attained"):
             lines.append("  envelope attained by: " + "; ".join(r["pld_attained"][:3]))
     lines.append(f"{'method rdp' if r['method'] == 'rdp' else 'beside it, rdp'}; per-round Rényi curve: "

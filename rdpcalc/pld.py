@@ -59,6 +59,8 @@ TAIL_CUT = 1e-30
 #: the hull may pass this much (relative) below a point: far below FLOAT_SLACK, so still above
 #: the true curve
 HULL_TOLERANCE = 1e-12
+#: the largest FFT of a composition (2^22 points: 64 MiB of complex numbers); see :func:`compose`
+MAX_GRID_POINTS = 2**22
 #: tail mass dp-accounting may truncate when composing (added to +∞: pessimistic)
 TAIL_MASS_TRUNCATION = 1e-15
 
@@ -269,13 +271,77 @@ def pair_pld(log_p: np.ndarray, log_q: np.ndarray, h: float = DISCRETIZATION):
 def compose(pld, count: int):
     """``count`` ≥ 1 compositions of ``pld`` with itself (FFT, pessimistic tail truncation).
 
+    The FFT covers the composed losses that dp-accounting's Chernoff bound keeps (all but
+    TAIL_MASS_TRUNCATION of the mass); where that range needs more than MAX_GRID_POINTS points
+    of the grid, the PLD is first moved to a grid 2^j times coarser (:func:`coarsen`,
+    pessimistic), so memory stays bounded: a per-coordinate PLD composed 10⁸ times has a
+    range of ~10⁴√(variance) nats. Rounding costs at most one grid step per composition, so
+    the coarse step is chosen as late as possible (compose the coordinates, then the rounds).
+
     dp-accounting's truncation bounds evaluate moment generating functions at large orders,
     where scipy's logsumexp overflows harmlessly (the bound is then not used); those float
     warnings are silenced here."""
     if count == 1:
         return pld
+    while (size := _composed_points(pld, count)) > MAX_GRID_POINTS:
+        pld = coarsen(pld, 2 ** math.ceil(math.log2(size / MAX_GRID_POINTS)))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return pld.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+
+
+def compose_two(first, second):
+    """The composition of two PLDs, the finer moved to the coarser one's grid (grid steps are
+    h·2^j, so one divides the other)."""
+    h_first, h_second = grid_step(first), grid_step(second)
+    if h_first < h_second:
+        first = coarsen(first, round(h_second / h_first))
+    elif h_second < h_first:
+        second = coarsen(second, round(h_first / h_second))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return first.compose(second, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+
+
+def _pmfs(pld) -> list:
+    """The dp-accounting pmfs of a PLD: remove, and add when it is not symmetric."""
+    return [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add])  # noqa: SLF001 (dp-accounting's layout)
+
+
+def grid_step(pld) -> float:
+    """The grid step of a dp-accounting PLD, in nats."""
+    return float(pld._pmf_remove._discretization)  # noqa: SLF001
+
+
+def _composed_points(pld, count: int) -> int:
+    """The grid points of the FFT that ``count`` self-compositions would use (dp-accounting's own
+    Chernoff truncation bounds)."""
+    from dp_accounting.pld import common
+
+    sizes = []
+    for pmf in _pmfs(pld):
+        probs = pmf.to_dense_pmf()._probs  # noqa: SLF001
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            low, high = common.compute_self_convolve_bounds(probs, count, TAIL_MASS_TRUNCATION)
+        sizes.append(high - low + 1)
+    return max(sizes)
+
+
+def coarsen(pld, factor: int):
+    """The PLD on the grid ``factor`` times coarser, every loss rounded up to it (so H_γ can only
+    grow: a dominating pair stays dominating)."""
+    from dp_accounting.pld.pld_pmf import DensePLDPmf
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    if factor == 1:
+        return pld
+    moved = []
+    for pmf in _pmfs(pld):
+        dense = pmf.to_dense_pmf()
+        indices = dense._lower_loss + np.arange(len(dense._probs))  # noqa: SLF001
+        coarse = -(-indices // factor)  # ceil
+        probs = np.bincount(coarse - coarse[0], weights=dense._probs)  # noqa: SLF001
+        moved.append(DensePLDPmf(dense._discretization * factor, int(coarse[0]), probs,  # noqa: SLF001
+                                 dense._infinity_mass, True))  # noqa: SLF001
+    return PrivacyLossDistribution(moved[0], moved[1] if len(moved) > 1 else None)
 
 
 def epsilon(pld, delta: float) -> float:
