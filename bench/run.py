@@ -15,7 +15,9 @@ Workloads (issues 2, 8 and 13). A–E compare with the peers on the papers' ±c 
   F. a federated run: 200 rounds × 10 of 100 clients on digits with RQM;
   G. the worst case for n > 1 (the search over the others' inputs, :mod:`rdpcalc.worstcase`):
      the n = 40 headline, Figure 2 left (n = 1 … 100, RQM and PBM, as ``make figures`` draws it),
-     the growth with n and with the number of breakpoints, and the default ``account`` run.
+     the growth with n and with the number of breakpoints, and the default ``account`` run;
+  H. PLD accounting (issue 14): the RQM and PBM headline runs, 10⁵ coordinates, and the Gaussian
+     against dp-accounting's own PLD accountant.
 Accuracy is measured against the exact engine at 60 digits where that is feasible.
 """
 
@@ -247,6 +249,39 @@ def worst_case_section() -> list[str]:
                     "below the value already found (data processing).", ""]
 
 
+# ------------------------------------------------------------------ H. PLD accounting
+def pld_section() -> list[str]:
+    import dp_accounting
+
+    rqm, pbm = api.make_mechanism("rqm", **RQM), api.make_mechanism("pbm", **PBM)
+    run = {"n": 40, "clients": 3400, "rounds": 2000}
+    lines = ["## H. PLD accounting (dominating pairs composed by dp-accounting; RDP beside it)", "",
+             "Each `account` computes both methods; the time is the whole call (the per-round worst case, "
+             "its dominating pair, the compositions and the Rényi route).", "",
+             "| run (δ = 1e-5, server observer) | time (s) | ε (pld) | ε (rdp) | grid (nats) |", "|---|---:|---:|---:|---:|"]
+    for label, mech, extra in (("RQM (c, 0.42), 40 of 3400, 2000 rounds, one coordinate", rqm, {}),
+                               ("the same, `--participation 24`", rqm, {"participation": 24}),
+                               ("the same, 10⁵ coordinates", rqm, {"dim": 100_000}),
+                               ("PBM θ = 0.25, 40 of 3400, 2000 rounds", pbm, {}),
+                               ("PBM, `--participation 24`", pbm, {"participation": 24})):
+        seconds, record = timed(lambda mech=mech, extra=extra: api.account(mech, **run, **extra), 1)
+        lines.append(f"| {label} | {seconds:.1f} | {record['epsilon_pld']:.6g} | {record['epsilon_rdp']:.6g} | "
+                     f"{record['grid_step']:g} |")
+    ours_time, ours = timed(lambda: api.account_reference("gaussian", sigma=1.1, sample_rate=0.01, rounds=1000), 3)
+
+    def theirs_run():
+        accountant = dp_accounting.pld.PLDAccountant()
+        accountant.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 1000))
+        return accountant.get_epsilon(1e-5)
+
+    theirs_time, theirs = timed(theirs_run, 3)
+    return lines + ["", "| Gaussian σ = 1.1, Poisson 0.01, 1000 rounds | time (s) | ε (pld) |", "|---|---:|---:|",
+                    f"| rdpcalc (PLD from the exact hockey-stick curves; RDP beside it) | {ours_time:.2f} | "
+                    f"{ours['epsilon_pld']:.10g} |",
+                    f"| dp-accounting PLDAccountant | {theirs_time:.2f} | {theirs:.10g} |", ""]
+
+
 def federated_run() -> None:
     from rdpcalc.backend import data, fl
 
@@ -350,6 +385,8 @@ def main() -> int:
               f"3 orders, negligible terms pruned) {divergence_time:.2f} s.", ""]
     print("G: worst case for n > 1", flush=True)
     lines += worst_case_section()
+    print("H: PLD accounting", flush=True)
+    lines += pld_section()
     print("F: FL", flush=True)
     fl_time, _ = timed(federated_run, 1)
     lines += ["## F. Federated run", "", f"200 rounds × 10 of 100 clients, digits, MLP 64-32-10, RQM: {fl_time:.1f} s.", ""]

@@ -4,7 +4,7 @@
 >>> acct = rdpcalc.Accountant(method="pld")
 >>> acct = acct.compose(rdpcalc.GaussianEvent(sigma=2.0), count=10)
 >>> round(acct.get_epsilon(1e-5), 2)
-6.29
+7.51
 
 Two methods:
 

@@ -61,6 +61,8 @@ TAIL_CUT = 1e-30
 HULL_TOLERANCE = 1e-12
 #: the largest FFT of a composition (2^22 points: 64 MiB of complex numbers); see :func:`compose`
 MAX_GRID_POINTS = 2**22
+#: a stage of a long composition composes at least this many copies (:func:`compose`)
+STAGE_COPIES = 16
 #: tail mass dp-accounting may truncate when composing (added to +∞: pessimistic)
 TAIL_MASS_TRUNCATION = 1e-15
 
@@ -272,19 +274,32 @@ def compose(pld, count: int):
     """``count`` ≥ 1 compositions of ``pld`` with itself (FFT, pessimistic tail truncation).
 
     The FFT covers the composed losses that dp-accounting's Chernoff bound keeps (all but
-    TAIL_MASS_TRUNCATION of the mass); where that range needs more than MAX_GRID_POINTS points
-    of the grid, the PLD is first moved to a grid 2^j times coarser (:func:`coarsen`,
-    pessimistic), so memory stays bounded: a per-coordinate PLD composed 10⁸ times has a
-    range of ~10⁴√(variance) nats. Rounding costs at most one grid step per composition, so
-    the coarse step is chosen as late as possible (compose the coordinates, then the rounds).
+    TAIL_MASS_TRUNCATION of the mass). Memory stays bounded by MAX_GRID_POINTS: where that
+    range is wider, the composition goes in stages — the largest block of k copies that fits
+    is composed, and the block is composed ⌊count/k⌋ times in turn (and the remainder
+    separately); before each stage the PLD is moved to a grid 2^j times coarser
+    (:func:`coarsen`, rounding losses up: pessimistic) until ``STAGE_COPIES`` copies fit.
+    Each rounding costs at most one grid step per copy composed, and the step grows with the
+    block's spread (≈ √k), so the total stays a small fraction of the composed ε.
 
     dp-accounting's truncation bounds evaluate moment generating functions at large orders,
     where scipy's logsumexp overflows harmlessly (the bound is then not used); those float
     warnings are silenced here."""
     if count == 1:
         return pld
-    while (size := _composed_points(pld, count)) > MAX_GRID_POINTS:
-        pld = coarsen(pld, 2 ** math.ceil(math.log2(size / MAX_GRID_POINTS)))
+    while _composed_points(pld, min(count, STAGE_COPIES)) > MAX_GRID_POINTS:
+        pld = coarsen(pld, 2)
+    if _composed_points(pld, count) <= MAX_GRID_POINTS:
+        return _self_compose(pld, count)
+    block = STAGE_COPIES
+    while 2 * block <= count and _composed_points(pld, 2 * block) <= MAX_GRID_POINTS:
+        block *= 2
+    stages, rest = divmod(count, block)
+    result = compose(_self_compose(pld, block), stages)
+    return result if rest == 0 else compose_two(result, compose(pld, rest))
+
+
+def _self_compose(pld, count: int):
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return pld.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
 

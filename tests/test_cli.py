@@ -234,8 +234,9 @@ def test_layered_divergence_and_bits_from_the_cli(capsys):
 def test_account_says_which_per_round_curve(capsys):
     args = ("account", "rqm", *RQM_ARGS, "--n", "6", "--rounds", "10")
     code, out, _ = run(capsys, *args)
-    assert code == 0 and "per-round curve: certified upper bound of the worst case" in out
+    assert code == 0 and "per-round Rényi curve: certified upper bound of the worst case" in out
+    assert "per-round dominating pair of:" in out and "ε (pld)" in out and "ε (rdp)" in out
     code, out, _ = run(capsys, *args, "--per-round", "found")
-    assert code == 0 and "NOT a guarantee" in out
+    assert code == 0 and out.count("NOT a guarantee") == 2
     code, _, err = run(capsys, *args, "--per-round", "best")
     assert code == 2 and "--per-round" in err

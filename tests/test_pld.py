@@ -284,3 +284,13 @@ def test_cli_several_deltas_plot_and_csv(tmp_path, capsys):
     assert "--plot" in capsys.readouterr().err
     assert main([*args[:-4], "--discretization", "1"]) == 2
     assert "--discretization" in capsys.readouterr().err
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from rdpcalc import accountant
+
+    for module in (accountant, api):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0
