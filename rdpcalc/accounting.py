@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
 
 from .errors import ParameterError
 from .numerics.fast import logsumexp
@@ -290,5 +289,7 @@ def _log1m(x: float) -> float:
 
 
 def _log_binomial(n: int, k) -> np.ndarray:
+    from scipy.special import gammaln  # imported here: the CLI starts without scipy
+
     k = np.asarray(k, dtype=float)
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)

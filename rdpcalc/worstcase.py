@@ -148,8 +148,13 @@ def multisets(size: int, kinds: int) -> int:
 
 
 class _Best:
-    """The largest accurately computed value per order, with the configuration attaining it
-    (ties keep the first)."""
+    """The largest accurately computed value per order, with the configuration attaining it.
+
+    Ties — values within ``_TIE`` relative of each other, such as a configuration and its
+    mirror image, which are equal in exact arithmetic and differ in the last bits — are
+    resolved by the smallest configuration (x, x′, others), so the configuration reported does
+    not depend on the order of the candidates or on the float library; the value kept is the
+    largest."""
 
     def __init__(self, count: int):
         self.values = np.full(count, -np.inf)
@@ -159,11 +164,30 @@ class _Best:
     def update(self, floats: np.ndarray, precise, configuration_of: Callable[[int], Configuration]) -> None:
         """``floats``: rows × orders; ``precise[row][order]`` the engine's values."""
         _check_nan(floats, configuration_of)
-        for order, row in enumerate(np.argmax(floats, axis=0)):
-            if floats[row, order] > self.values[order]:
-                self.values[order] = floats[row, order]
-                self.precise[order] = precise[row][order]
-                self.attained[order] = configuration_of(int(row))
+        for order in range(floats.shape[1]):
+            column = floats[:, order]
+            top = max(float(np.max(column)), self.values[order])
+            tied = np.nonzero(column >= _tie_cut(top))[0]
+            if len(tied) == 0:
+                continue
+            entries = [(configuration_of(int(row)), float(column[row]), precise[row][order]) for row in tied]
+            if self.attained[order] is not None and self.values[order] >= _tie_cut(top):
+                entries.append((self.attained[order], self.values[order], self.precise[order]))
+            largest = max(entries, key=lambda entry: entry[1])
+            self.attained[order] = min(entries, key=lambda entry: _configuration_key(entry[0]))[0]
+            self.values[order], self.precise[order] = largest[1], largest[2]
+
+
+#: values within this relative distance are ties (:class:`_Best`)
+_TIE = 1e-12
+
+
+def _tie_cut(top: float) -> float:
+    return top - _TIE * abs(top) if math.isfinite(top) else top
+
+
+def _configuration_key(configuration: Configuration) -> tuple:
+    return configuration.x, configuration.x_prime, configuration.others
 
 
 class _Candidates:

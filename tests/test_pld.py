@@ -294,3 +294,30 @@ def test_docstring_examples_run():
     for module in (accountant, api):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("name, params, n", [("rqm", {"c": "1", "delta": "1", "m": 4, "q": "0.3"}, 4),
+                                             ("rqm", {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}, 3),
+                                             ("corbin", {"eps_p": "1"}, 5)])
+def test_certified_per_round_pld_is_above_the_exhaustive_one(name, params, n):
+    """The certificate (data processing over fewer others, the others' common component) against
+    the exhaustive envelope over every configuration, which a large budget computes: the
+    certified pair's δ is at least the exhaustive pair's at every ε, and both at least the
+    exact hockey-stick divergence of the explicit configurations."""
+    mech = api.make_mechanism(name, **params)
+    pairs = len(mech.breakpoints()) * (len(mech.breakpoints()) - 1)
+    exhaustive = dominating.per_round_pld(mech, n, budget=10**6)
+    certified = dominating.per_round_pld(mech, n, budget=pairs)  # one other client at most: the certificate runs
+    assert "exhaustive" in exhaustive.family and "common component" in certified.family
+    for eps in (-0.5, 0.0, 0.3, 1.0, 2.0, 4.0):
+        assert certified.pld.get_delta_for_epsilon(eps) >= exhaustive.pld.get_delta_for_epsilon(eps) * (1 - 1e-9)
+    from rdpcalc import worstcase
+    from rdpcalc.numerics import FastEngine
+
+    engine = FastEngine()
+    points = list(mech.breakpoints())
+    clients = [engine.client(mech, point) for point in points]
+    rest = worstcase.multiset_sum(engine, clients, [n - 1] + [0] * (len(points) - 1))
+    p, q = (np.exp(engine.add_client(clients[i], rest)[0]) for i in (0, -1))
+    for eps in (0.0, 0.5, 1.5):
+        assert exhaustive.pld.get_delta_for_epsilon(eps) >= max(_hockey(p, q, eps), _hockey(q, p, eps)) * (1 - 1e-9)

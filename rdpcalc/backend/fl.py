@@ -146,10 +146,11 @@ def aggregate(config: RunConfig, mechanism, gradients: np.ndarray, rng: np.rando
 
 def _privacy(mechanism, observer, config: RunConfig, clients: int, dimension: int) -> dict:
     """The run's (ε, δ) from the accountant (per coordinate, composed over the model's
-    coordinates and the rounds; the server knows the sample, so no amplification)."""
+    coordinates and the rounds; the server knows the sample, so no amplification): ε by PLD,
+    and by RDP beside it."""
     if mechanism is None:
         return {"epsilon": math.inf, "delta": config.delta_target, "privacy": "none: clipped SGD without noise"}
     record = api.account(mechanism, n=config.per_round, clients=clients, rounds=config.rounds, dim=dimension,
                          delta_target=config.delta_target, observer=observer)
-    return {"epsilon": record["epsilon"], "delta": record["delta"], "order": record["order"],
-            "privacy": record["observer_text"]}
+    return {"epsilon": record["epsilon"], "delta": record["delta"], "method": record["method"],
+            "epsilon_rdp": record["epsilon_rdp"], "privacy": record["observer_text"]}
