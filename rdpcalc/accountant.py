@@ -249,6 +249,8 @@ def _gaussian_curve(log_t: np.ndarray, mu: float) -> np.ndarray:
 
 
 PER_ROUND = ("certified", "found")
+#: the neighbouring relations: one client's input changes, or one client is absent
+RELATIONS = ("replace-one", "add-remove")
 
 
 class MechanismEvent(DpEvent):
@@ -264,11 +266,17 @@ class MechanismEvent(DpEvent):
     sampling the Rényi curve is amplified (Wang, Balle & Kasiviswanathan 2019); no PLD bound
     for sampling without replacement is implemented, so the ``pld`` method refuses it.
 
+    ``relation`` ``add-remove`` (client 1 present or absent) is accounted by PLD only
+    (:func:`rdpcalc.dominating.add_remove_pld`): for the ``server`` (the sum of n clients against
+    the n − 1 others'), and for ``release`` with ``sampling`` ``poisson`` (each client in the sum
+    independently at rate n/N, the sample hidden).
+
     ``per_round``: ``certified`` (a guarantee) or ``found`` (the worst configurations the search
     found: a lower bound, NOT a guarantee)."""
 
     def __init__(self, mechanism, n: int = 1, clients: int | None = None, dim: int = 1, observer: str = "server",
-                 per_round: str = "certified", engine: str = "fast", dps: int = 50):
+                 per_round: str = "certified", engine: str = "fast", dps: int = 50, relation: str = "replace-one",
+                 sampling: str = "without-replacement"):
         clients = n if clients is None else clients
         for value, label in ((n, "n"), (clients, "clients"), (dim, "dim")):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -279,11 +287,17 @@ class MechanismEvent(DpEvent):
             raise ParameterError("observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
         if per_round not in PER_ROUND:
             raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
+        if relation not in RELATIONS:
+            raise ParameterError("relation", f"must be one of {', '.join(RELATIONS)}, got {relation!r}")
+        if sampling not in acc.SAMPLING:
+            raise ParameterError("sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
         self.mechanism, self.n, self.clients, self.dim = mechanism, n, clients, dim
         self.observer, self.per_round, self.engine, self.dps = observer, per_round, engine, dps
+        self.relation, self.sampling = relation, sampling
         self.rate = n / clients
         self.amplified = observer == "release" and self.rate < 1
         self.clients_in_sum = 1 if observer == "local" else n
+        check_relation(relation, observer, sampling, self.amplified)
         self._cache: dict = {}
 
     def coordinate_curve(self):
@@ -295,6 +309,9 @@ class MechanismEvent(DpEvent):
         return self._cache["curve"]
 
     def rdp_curve(self) -> acc.RdpCurve:
+        if self.relation == "add-remove":
+            raise ParameterError("--method", "rdp: the Rényi route for add/remove neighbours is not implemented; "
+                                             "use --method pld")
         curve = self.coordinate_curve()[0].scaled(self.dim)
         return acc.amplify(curve, self.rate, "without-replacement") if self.amplified else curve
 
@@ -302,15 +319,23 @@ class MechanismEvent(DpEvent):
         """The dominating pair of one coordinate of one round (:class:`rdpcalc.dominating.RoundPld`)."""
         from . import dominating
 
-        if self.amplified:
+        if self.amplified and self.relation == "replace-one":
             raise ParameterError("--method", "pld: the observer does not know the sample and no PLD amplification "
                                              "bound for sampling without replacement is implemented; use --method rdp")
         key = ("pld", discretization)
         if key not in self._cache:
-            if self.clients_in_sum > 1 and self.per_round == "certified":
-                _check_searchable(self.mechanism, self.clients_in_sum)
-            self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
-                                                        discretization)
+            if self.relation == "add-remove":
+                if self.per_round != "certified":
+                    raise ParameterError("--per-round", "found: add/remove is accounted with the certified family only")
+                _check_searchable(self.mechanism, 1 if self.amplified else self.n)  # (Poisson: J is capped)
+                others = self.clients - 1 if self.amplified else self.n - 1
+                self._cache[key] = dominating.add_remove_pld(self.mechanism, others,
+                                                             self.rate if self.amplified else 1.0, discretization)
+            else:
+                if self.clients_in_sum > 1 and self.per_round == "certified":
+                    _check_searchable(self.mechanism, self.clients_in_sum)
+                self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
+                                                            discretization)
         return self._cache[key]
 
     def pld(self, discretization: float = pldlib.DISCRETIZATION):
@@ -318,6 +343,21 @@ class MechanismEvent(DpEvent):
 
     def describe(self) -> str:
         return f"{self.mechanism.name}, {self.n} of {self.clients} clients, {self.dim} coordinates, {self.observer}"
+
+
+def check_relation(relation: str, observer: str, sampling: str, amplified: bool) -> None:
+    """The combinations of relation, observer and sampling that have a meaning here."""
+    if relation == "add-remove" and observer == "local":
+        raise ParameterError("--relation", "add-remove: the local observer sees a client's own message, which is sent "
+                                           "or not (ε = +∞); use replace-one, or the server/release observer")
+    if amplified and relation == "add-remove" and sampling != "poisson":
+        raise ParameterError("--relation", "add-remove: with the sample hidden, the client is absent or present by "
+                                           "Poisson sampling (--sampling poisson); sampling without replacement goes "
+                                           "with replace-one")
+    if amplified and relation == "replace-one" and sampling == "poisson":
+        raise ParameterError("--sampling", "poisson amplifies add/remove neighbours, and these curves are replace-one "
+                                           "(one client's input changes): use --relation add-remove, or "
+                                           "without-replacement")
 
 
 def _check_searchable(mechanism, clients_in_sum: int) -> None:

@@ -635,8 +635,12 @@ RUN_OPTIONS = [
                  help="The δ of (ε, δ)-DP, in (0, 1); repeatable, one row each. Default 1e-5."),
     click.Option(["--epsilon-target"], type=str, default=None, metavar="ε", help="Also report δ at this ε."),
     click.Option(["--sampling"], type=click.Choice(["without-replacement", "poisson"]), default="without-replacement",
-                 show_default=True, help="How the n clients of a round are drawn (poisson needs add/remove "
-                                         "neighbours and is refused for the mechanisms' replace-one curves)."),
+                 show_default=True, help="How the n clients of a round are drawn (poisson: each client at rate "
+                                         "n/N_TOTAL, with --relation add-remove)."),
+    click.Option(["--relation"], type=click.Choice(["replace-one", "add-remove"]), default="replace-one",
+                 show_default=True,
+                 help="Neighbouring datasets: one client's input changes (replace-one), or one client is present or "
+                      "absent (add-remove: server, or release with --sampling poisson; pld only)."),
     click.Option(["--observer"], type=click.Choice(["server", "release", "local"]), default="server",
                  show_default=True,
                  help="Who sees what. server: the SecAgg sum, knowing who was sampled (no amplification); release: "
@@ -677,6 +681,8 @@ Examples:
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --dim 100000
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --rounds 1000 --per-round found
   rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --observer release
+  rdpcalc account rqm --c 1.5 --delta 1.5 --m 16 --q 0.42 --n 40 --clients 3400 --rounds 2000 --observer release \\
+      --relation add-remove --sampling poisson
   rdpcalc account corbin --eps-p 1 --n 50 --rounds 100 --observer local --json"""
 EXAMPLES["calibrate"] = """\b
 Examples:
@@ -705,6 +711,7 @@ def _run_arguments(kwargs: dict) -> dict:
         "rounds": _int_option(kwargs.pop("rounds"), "--rounds", 1, 10**9),
         "dim": _int_option(kwargs.pop("dim"), "--dim", 1, 10**12),
         "sampling": kwargs.pop("sampling"), "observer": kwargs.pop("observer"), "engine": kwargs.pop("engine"),
+        "relation": kwargs.pop("relation"),
         "participation": _int_option(kwargs.pop("participation"), "--participation", 1, 10**9),
         "dps": _int_option(kwargs.pop("dps"), "--dps", 15, 1000), "per_round": kwargs.pop("per_round"),
         **_method_arguments(kwargs),
@@ -755,23 +762,29 @@ def _render_account(records: list[dict]) -> None:
                      f"{r['per_round_pld']}")
         if r.get("pld_attained"):
             lines.append("  envelope attained by: " + "; ".join(r["pld_attained"][:3]))
-    lines.append(f"{'method rdp' if r['method'] == 'rdp' else 'beside it, rdp'}; per-round Rényi curve: "
-                 f"{r['per_round_curve']}")
+    if r.get("per_round_curve"):
+        lines.append(f"{'method rdp' if r['method'] == 'rdp' else 'beside it, rdp'}; per-round Rényi curve: "
+                     f"{r['per_round_curve']}")
+    else:
+        lines.append("no Rényi route for this relation (add/remove): pld only")
     if r.get("solved"):
         lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
                      f"{r['target_epsilon']:g})")
-    table = Table(title=f"(ε, δ): ε by {r['method']}" + (", rdp beside it" if r["method"] == "pld" else ""),
+    table = Table(title=f"(ε, δ): ε by {r['method']}" + (", rdp beside it" if r["method"] == "pld" and r["epsilon_rdp"]
+                                                          is not None else ""),
                   title_justify="left")
     columns = ["δ", "ε (pld)", "ε (rdp)", "rdp order α"] if r["method"] == "pld" else ["δ", "ε (rdp)", "rdp order α"]
     for column in columns:
         table.add_column(column, justify="right")
     for record in records:
         order = _number(record["order"]) if record["order"] is not None else "(+∞ at every order)"
-        cells = [f"{record['delta']:g}", _number(record["epsilon_rdp"]), order]
+        cells = [f"{record['delta']:g}", _number(record["epsilon_rdp"]) or "—", order if record["epsilon_rdp"] is not None
+                 else "—"]
         table.add_row(*([cells[0], _number(record["epsilon_pld"]), *cells[1:]] if r["method"] == "pld" else cells))
     notes = []
     if "delta_at_epsilon_target" in r:
-        beside = (f" (rdp: {r['delta_at_epsilon_target_rdp']:.6g})" if r["method"] == "pld" else "")
+        beside = (f" (rdp: {r['delta_at_epsilon_target_rdp']:.6g})" if r["method"] == "pld"
+                  and r["delta_at_epsilon_target_rdp"] is not None else "")
         notes.append(f"δ at ε = {r['epsilon_target']:g}: {r['delta_at_epsilon_target']:.6g}{beside}")
     _print_block(lines, table, notes)
 

@@ -173,3 +173,137 @@ def _found(mechanism, n: int, engine, h) -> pldlib.Envelope:
         members.append(((config.x, config.x_prime, others), pldlib.rounded(p_total, q_total, h)))
         members.append(((config.x_prime, config.x, others), pldlib.rounded(q_total, p_total, h)))
     return pldlib.envelope(members, h)
+
+
+# ----------------------------------------------------------------------------- add/remove
+def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: float = pldlib.DISCRETIZATION,
+                   budget: int = PLD_BUDGET) -> RoundPld:
+    """The dominating pair of one round under the *add/remove* relation: the round with client 1
+    (input x, law P_x) against the round without it.
+
+    With ``rate`` = 1 (the sample known to the observer) the other ``others`` clients are in
+    the sum either way: the pair (P_x * R ‖ R), R the law of their sum, and its reverse. With
+    Poisson sampling at ``rate`` γ < 1 hidden from the observer, each of the ``others`` other
+    clients is in the sum independently with probability γ, and client 1 too: the pair
+    (γ P_x * R + (1 − γ) R ‖ R) (remove) and its reverse (add), R now a mixture over the number
+    J ~ Binomial(others, γ) of the others sampled.
+
+    Both maps are affine in R and in P_x, so, as for replace-one, every hockey-stick divergence
+    is largest with every input at a breakpoint (joint convexity), data processing bounds a sum
+    of more others by one of fewer, and the common component gives the mixture bound
+    (:func:`per_round_pld`). Revealing J (joint convexity again) bounds the Poisson case by
+    Σ_J P(J) E_J, E_J the envelope for J others; J is evaluated at a few values j_0 = 0 < j_1 <
+    … (powers of two and quantiles of J), and E_J ≤ E_{j_k} for j_k ≤ J (data processing).
+    The remove and add directions are composed separately (the neighbouring datasets, and so
+    the direction, are the same in every round)."""
+    engine = FastEngine()
+    points = list(mechanism.breakpoints())
+    clients = [engine.client(mechanism, p) for p in points]
+    if rate == 1:
+        remove, add, text = _add_remove_family(mechanism, others, 1.0, engine, points, clients, h, budget)
+        return _two_way_result(remove, add, f"client 1 with or without the {others} others' sum: {text}")
+    from scipy.stats import binom
+
+    js = _others_grid(others, rate)
+    upper_edges = [*js[1:], others + 1]
+    weights = [float(binom.cdf(b - 1, others, rate) - (binom.cdf(a - 1, others, rate) if a else 0.0))
+               for a, b in zip(js, upper_edges)]
+    removes, adds, texts = [], [], []
+    for j, weight in zip(js, weights):
+        if weight <= 0:
+            continue
+        remove, add, text = _add_remove_family(mechanism, j, rate, engine, points, clients, h, budget)
+        removes.append((weight, remove))
+        adds.append((weight, add))
+        texts.append(f"{j}: {text}")
+    family = (f"client 1 Poisson-sampled at {rate:g} into the sum of J ~ Bin({others}, {rate:g}) others, J revealed, "
+              f"bounded at J = {', '.join(str(j) for j in js)}; " + "; ".join(texts[-1:]))
+    return _two_way_result(pldlib.weighted_sum(removes), pldlib.weighted_sum(adds), family)
+
+
+def _others_grid(others: int, rate: float) -> list[int]:
+    """The numbers of others at which the Poisson case is bounded: 0, powers of two, and the
+    quantiles of J ~ Binomial(others, rate) at 1e−12 … ½ (each J uses the largest not above it)."""
+    from scipy.stats import binom
+
+    quantiles = {int(binom.ppf(p, others, rate)) for p in (1e-12, 1e-9, 1e-6, 1e-4, 1e-2, 0.1, 0.3, 0.5)}
+    powers = {2**k for k in range(20) if 2**k <= max(quantiles)}
+    cap = worstcase.SEARCH_MAX_N - 1
+    return sorted({0} | {min(j, cap) for j in quantiles | powers})
+
+
+def _two_way_result(remove: pldlib.Envelope, add: pldlib.Envelope, family: str) -> RoundPld:
+    attained = [f"remove: {_describe_add_remove(label)}" for label in remove.attained_labels()[:2]]
+    attained += [f"add: {_describe_add_remove(label)}" for label in add.attained_labels()[:2]]
+    return RoundPld(pldlib.dominating_pld(remove, add), family, True, attained)
+
+
+def _describe_add_remove(label) -> str:
+    x, others = label
+    return f"x = {x}" + (f", others: {others}" if others else "")
+
+
+def _add_remove_family(mechanism, others: int, rate: float, engine, points, clients, h, budget):
+    """(remove envelope, add envelope, what it is) over the configurations of ``others`` others."""
+    family = mechanism.OTHERS_FAMILY
+    if family == "relaxed":
+        return (*_add_remove_relaxed(mechanism, others, rate, engine, h), "trials relaxed to independent inputs")
+    options = [(f"{float(p):g}", c) for p, c in zip(points, clients)]
+    pairs = len(points) * (len(points) - 1)  # the replace-one search's unit of cost, kept for comparable budgets
+    if family == "affine" and worstcase.multisets(others, len(points)) * pairs <= budget:
+        remove, add = _add_remove_exhaustive(options, points, clients, others, rate, engine, h)
+        return remove, add, "exhaustive"
+    size = 0 if family != "affine" else max(j for j in range(others + 1)
+                                            if j == 0 or worstcase.multisets(j, len(points)) * pairs <= budget)
+    remove, add = _add_remove_exhaustive(options, points, clients, size, rate, engine, h)
+    text = f"data processing to {size} others"
+    if family != "affine" or others == 0:
+        return remove, add, text
+    share, component = worstcase.common_component(mechanism)
+    share = float(share)
+    rows = engine.powers(engine.from_mpmath(component), others)
+    weights = np.exp([worstcase._log_binomial(others, k, share) for k in range(others + 1)])
+    label = f"K ~ Bin({others}, {share:.4f}) at the common component"
+    mixed_remove, mixed_add = _two_way_envelopes(options, rows, lambda row: label, rate, engine, h, weights)
+    return (pldlib.smaller(remove, mixed_remove), pldlib.smaller(add, mixed_add),
+            f"the smaller of {text} and the common component (λ = {share:.4f})")
+
+
+def _add_remove_exhaustive(options, points, clients, size: int, rate, engine, h):
+    rests, keys = worstcase.all_multisets(engine, clients, size)
+    return _two_way_envelopes(options, rests, lambda row: _others_text(
+        (points[i], c) for i, c in enumerate(keys[row]) if c), rate, engine, h)
+
+
+def _two_way_envelopes(options, rests, others_of, rate: float, engine, h, weights=None):
+    """The remove and add envelopes over client 1's ``options`` ((label, log pmf) pairs) and the
+    rows of ``rests`` (a mixture with ``weights`` when given)."""
+    removes, adds = [], []
+    for label, client in options:
+        totals = engine.add_client(client, rests)
+        absent = np.full_like(totals, -np.inf)
+        absent[:, : rests.shape[1]] = rests
+        with np.errstate(divide="ignore"):
+            present = totals if rate == 1 else np.logaddexp(math.log(rate) + totals, math.log1p(-rate) + absent)
+        rows = [slice(None)] if weights is not None else range(len(rests))
+        for row in rows:
+            key = (label, others_of(0 if weights is not None else row))
+            removes.append((key, pldlib.rounded(present[row], absent[row], h, weights)))
+            adds.append((key, pldlib.rounded(absent[row], present[row], h, weights)))
+    return pldlib.envelope(removes, h), pldlib.envelope(adds, h)
+
+
+def _add_remove_relaxed(mechanism, others: int, rate: float, engine, h):
+    """PBM: client 1's and the others' trials each at p(−b) or p(b) independently (the pair is
+    affine in each trial's law): client 1 with k of its M trials at p(b), the others' with t."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        low, high, per_client = mechanism.relaxed_components()
+    high_row, low_row = engine.from_mpmath(high), engine.from_mpmath(low)
+    client_rows = engine.level(high_row, low_row, per_client, range(per_client + 1))
+    rests = engine.level(high_row, low_row, others * per_client, range(others * per_client + 1)) if others \
+        else engine.unit()
+    options = [(f"{k} of {per_client} trials at p(b)", client_rows[k]) for k in range(per_client + 1)]
+    return _two_way_envelopes(options, rests, lambda row: f"{row} of their {others * per_client} trials at p(b)",
+                              rate, engine, h)

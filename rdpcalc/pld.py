@@ -61,6 +61,8 @@ TAIL_CUT = 1e-30
 HULL_TOLERANCE = 1e-12
 #: the largest FFT of a composition (2^22 points: 64 MiB of complex numbers); see :func:`compose`
 MAX_GRID_POINTS = 2**22
+#: a PLD with less finite mass than this composes to all its mass at +∞ (:func:`compose`)
+ALL_AT_INFINITY = 1e-9
 #: a stage of a long composition composes at least this many copies (:func:`compose`)
 STAGE_COPIES = 16
 #: tail mass dp-accounting may truncate when composing (added to +∞: pessimistic)
@@ -185,6 +187,17 @@ def smaller(first: Envelope, second: Envelope) -> Envelope:
     return Envelope(lower, np.where(take_second, b, a), attained, labels, first.h)
 
 
+def weighted_sum(parts: list[tuple[float, Envelope]]) -> Envelope:
+    """Σ w·E over (weight, envelope) pairs on their common grid: a bound on a mixture with the
+    mixture's label revealed (each envelope extended as in :func:`smaller`)."""
+    lower = min(env.lower for _, env in parts)
+    upper = max(env.upper for _, env in parts)
+    values = sum(weight * _extend(env, lower, upper) for weight, env in parts)
+    heaviest = max(range(len(parts)), key=lambda i: parts[i][0])
+    env = parts[heaviest][1]
+    return Envelope(lower, np.minimum(values, 1.0), _extend_index(env, lower, upper), env.labels, env.h)
+
+
 def _extend(env: Envelope, lower: int, upper: int) -> np.ndarray:
     """The envelope's upper bound on a wider grid: above its last point the bound is its last
     value (every member's H is constant there), below its first point the chord from (0, 1)
@@ -287,6 +300,8 @@ def compose(pld, count: int):
     warnings are silenced here."""
     if count == 1:
         return pld
+    if _nearly_at_infinity(pld):
+        return _at_infinity(pld)
     while _composed_points(pld, min(count, STAGE_COPIES)) > MAX_GRID_POINTS:
         pld = coarsen(pld, 2)
     if _composed_points(pld, count) <= MAX_GRID_POINTS:
@@ -299,6 +314,19 @@ def compose(pld, count: int):
     return result if rest == 0 else compose_two(result, compose(pld, rest))
 
 
+def _nearly_at_infinity(pld) -> bool:
+    return any(pmf._infinity_mass > 1 - ALL_AT_INFINITY for pmf in _pmfs(pld))  # noqa: SLF001
+
+
+def _at_infinity(pld):
+    """A PLD with all its mass at +∞ (ε = +∞ at every δ < 1): what a composition becomes, up
+    to ALL_AT_INFINITY, when one copy has almost no finite loss (pessimistic)."""
+    from dp_accounting.pld.pld_pmf import DensePLDPmf
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    return PrivacyLossDistribution(DensePLDPmf(grid_step(pld), 0, np.zeros(1), 1.0, True))
+
+
 def _self_compose(pld, count: int):
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return pld.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
@@ -307,6 +335,8 @@ def _self_compose(pld, count: int):
 def compose_two(first, second):
     """The composition of two PLDs, the finer moved to the coarser one's grid (grid steps are
     h·2^j, so one divides the other)."""
+    if _nearly_at_infinity(first) or _nearly_at_infinity(second):
+        return _at_infinity(first if grid_step(first) >= grid_step(second) else second)
     h_first, h_second = grid_step(first), grid_step(second)
     if h_first < h_second:
         first = coarsen(first, round(h_second / h_first))
@@ -334,6 +364,9 @@ def _composed_points(pld, count: int) -> int:
     sizes = []
     for pmf in _pmfs(pld):
         probs = pmf.to_dense_pmf()._probs  # noqa: SLF001
+        if len(probs) == 0:
+            sizes.append(1)
+            continue
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             low, high = common.compute_self_convolve_bounds(probs, count, TAIL_MASS_TRUNCATION)
         sizes.append(high - low + 1)
@@ -351,6 +384,9 @@ def coarsen(pld, factor: int):
     moved = []
     for pmf in _pmfs(pld):
         dense = pmf.to_dense_pmf()
+        if len(dense._probs) == 0:  # noqa: SLF001 (all the mass at +∞: nothing to move)
+            moved.append(DensePLDPmf(dense._discretization * factor, 0, dense._probs, dense._infinity_mass, True))  # noqa: SLF001
+            continue
         indices = dense._lower_loss + np.arange(len(dense._probs))  # noqa: SLF001
         coarse = -(-indices // factor)  # ceil
         probs = np.bincount(coarse - coarse[0], weights=dense._probs)  # noqa: SLF001

@@ -321,3 +321,74 @@ def test_certified_per_round_pld_is_above_the_exhaustive_one(name, params, n):
     p, q = (np.exp(engine.add_client(clients[i], rest)[0]) for i in (0, -1))
     for eps in (0.0, 0.5, 1.5):
         assert exhaustive.pld.get_delta_for_epsilon(eps) >= max(_hockey(p, q, eps), _hockey(q, p, eps)) * (1 - 1e-9)
+
+
+def _exact_add_remove_hockey(mech, x, others: list, eps: float, rate: float = 1.0, pool: int | None = None):
+    """max over the two directions of H_{e^ε} for client 1 at x present or absent, directly from
+    the single-client pmfs by numpy convolutions: the others at the inputs ``others`` (all in the
+    sum), or, with ``pool``, each of ``pool`` others at others[0] sampled at ``rate``."""
+    def pmf(value):
+        return np.array([r["probability"] for r in api.pmf(mech, value)])
+
+    client = pmf(x)
+    if pool is None:
+        rest = np.array([1.0])
+        for value in others:
+            rest = np.convolve(rest, pmf(value))
+    else:
+        from scipy.stats import binom
+
+        single, rest, power = pmf(others[0]), np.zeros(1), np.array([1.0])
+        for j in range(pool + 1):
+            weight = binom.pmf(j, pool, rate)
+            rest = np.pad(rest, (0, len(power) - len(rest))) + weight * power
+            power = np.convolve(power, single)
+    present = np.convolve(client, rest)
+    absent = np.pad(rest, (0, len(present) - len(rest)))
+    present = rate * present + (1 - rate) * absent
+    return max(_hockey(present, absent, eps), _hockey(absent, present, eps))
+
+
+@pytest.mark.parametrize("others, rate", [(2, 1.0), (5, 0.4)])
+def test_add_remove_pld_is_above_explicit_configurations(others, rate):
+    """Client 1 present or absent, the server's sum (rate 1) or Poisson sampling at ``rate`` of
+    ``others`` others: the dominating pair's δ at least the exact hockey-stick divergence of
+    explicit configurations at every ε tried, both directions."""
+    mech = api.make_mechanism("rqm", c="1", delta="1", m=4, q="0.3")
+    round_pld = dominating.add_remove_pld(mech, others, rate)
+    assert round_pld.certified and not round_pld.pld._symmetric
+    for x in ("1", "-1", "0.2"):
+        for level in ("1", "-1", "-0.5"):
+            for eps in (0.0, 0.5, 1.0, 2.0, 3.0):
+                if rate == 1:
+                    exact = _exact_add_remove_hockey(mech, x, [level] * others, eps)
+                else:
+                    exact = _exact_add_remove_hockey(mech, x, [level], eps, rate, others)
+                assert round_pld.pld.get_delta_for_epsilon(eps) >= exact * (1 - 1e-9)
+
+
+def test_add_remove_through_the_api_and_its_refusals(capsys):
+    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    record = api.account(mech, n=40, clients=3400, rounds=200, observer="release", relation="add-remove",
+                         sampling="poisson")
+    assert record["relation"] == "add-remove" and record["method"] == "pld" and record["epsilon_rdp"] is None
+    assert 0 < record["epsilon"] < math.inf and record["amplified"] and "Bin(3399" in record["per_round_pld"]
+    server = api.account(mech, n=20, rounds=20, relation="add-remove")
+    assert not server["amplified"] and 0 < server["epsilon"] < math.inf
+    # with few others, a Poisson sample of none leaves the client alone in the sum: no finite ε at δ = 1e-5
+    few = api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=20,
+                      observer="release", relation="add-remove", sampling="poisson")
+    assert few["epsilon"] == math.inf
+    base = ["account", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4", "--n", "3", "--clients", "30",
+            "--rounds", "5"]
+    for extra, option in ((["--relation", "add-remove", "--observer", "local"], "--relation"),
+                          (["--relation", "add-remove", "--observer", "release"], "--relation"),
+                          (["--relation", "add-remove", "--method", "rdp"], "--method"),
+                          (["--observer", "release", "--sampling", "poisson"], "--sampling")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and option in err, err
+    assert main([*base, "--relation", "add-remove", "--observer", "release", "--sampling", "poisson", "--json"]) == 0
+    printed = float(json.loads(capsys.readouterr().out)[0]["epsilon"])  # JSON writes +∞ as "inf"
+    assert printed == api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=5,
+                                  observer="release", relation="add-remove", sampling="poisson")["epsilon"]
