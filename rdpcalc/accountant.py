@@ -297,7 +297,7 @@ class MechanismEvent(DpEvent):
         self.rate = n / clients
         self.amplified = observer == "release" and self.rate < 1
         self.clients_in_sum = 1 if observer == "local" else n
-        check_relation(relation, observer, sampling, self.amplified)
+        check_relation(relation, observer, sampling, self.rate < 1)
         self._cache: dict = {}
 
     def coordinate_curve(self):
@@ -345,17 +345,18 @@ class MechanismEvent(DpEvent):
         return f"{self.mechanism.name}, {self.n} of {self.clients} clients, {self.dim} coordinates, {self.observer}"
 
 
-def check_relation(relation: str, observer: str, sampling: str, amplified: bool) -> None:
-    """The combinations of relation, observer and sampling that have a meaning here."""
+def check_relation(relation: str, observer: str, sampling: str, sampled: bool) -> None:
+    """The combinations of relation, observer and sampling that have a meaning here: Poisson
+    sampling goes with add/remove, sampling without replacement with replace-one (``sampled``:
+    n < N), and a client's own message (``local``) is sent or not."""
     if relation == "add-remove" and observer == "local":
         raise ParameterError("--relation", "add-remove: the local observer sees a client's own message, which is sent "
                                            "or not (ε = +∞); use replace-one, or the server/release observer")
-    if amplified and relation == "add-remove" and sampling != "poisson":
-        raise ParameterError("--relation", "add-remove: with the sample hidden, the client is absent or present by "
-                                           "Poisson sampling (--sampling poisson); sampling without replacement goes "
-                                           "with replace-one")
-    if amplified and relation == "replace-one" and sampling == "poisson":
-        raise ParameterError("--sampling", "poisson amplifies add/remove neighbours, and these curves are replace-one "
+    if sampled and relation == "add-remove" and sampling != "poisson":
+        raise ParameterError("--relation", "add-remove: a client is absent or present by Poisson sampling "
+                                           "(--sampling poisson); sampling without replacement goes with replace-one")
+    if sampled and relation == "replace-one" and sampling == "poisson":
+        raise ParameterError("--sampling", "poisson samples add/remove neighbours, and these curves are replace-one "
                                            "(one client's input changes): use --relation add-remove, or "
                                            "without-replacement")
 

@@ -371,7 +371,7 @@ def account_run(
     amplified = observer == "release" and rate < 1
     if relation not in RELATIONS:
         raise ParameterError("--relation", f"must be one of {', '.join(RELATIONS)}, got {relation!r}")
-    check_relation(relation, observer, sampling, amplified)
+    check_relation(relation, observer, sampling, rate < 1)
     if relation == "add-remove":
         if method == "rdp":
             raise ParameterError("--method", "rdp: the Rényi route for add/remove neighbours is not implemented; use "

@@ -383,7 +383,8 @@ def test_add_remove_through_the_api_and_its_refusals(capsys):
             "--rounds", "5"]
     for extra, option in ((["--relation", "add-remove", "--observer", "local"], "--relation"),
                           (["--relation", "add-remove", "--observer", "release"], "--relation"),
-                          (["--relation", "add-remove", "--method", "rdp"], "--method"),
+                          (["--relation", "add-remove", "--sampling", "poisson", "--method", "rdp"], "--method"),
+                          (["--relation", "add-remove"], "--relation"),
                           (["--observer", "release", "--sampling", "poisson"], "--sampling")):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
