@@ -130,13 +130,18 @@ def _exhaustive(clients, points, size: int, engine, h) -> pldlib.Envelope:
 def _common_component(mechanism, clients, points, others: int, engine, h) -> tuple[float, pldlib.Envelope]:
     """The common-component bound (module docstring) for every ordered pair: each member is the
     Binomial(others, λ) mixture over K of the pairs (P_x * C^{*K}, P_x′ * C^{*K})."""
-    share, component = worstcase.common_component(mechanism)
-    share = float(share)
-    rows = engine.powers(engine.from_mpmath(component), others)
-    weights = np.exp([worstcase._log_binomial(others, k, share) for k in range(others + 1)])
+    share, rows, weights = _common_component_rows(mechanism, others, engine)
     totals = [engine.add_client(client, rows) for client in clients]
     text = f"K ~ Bin({others}, {share:.4f}) at the common component"
     return share, pldlib.envelope(_members(totals, points, lambda row: text, h, weights), h)
+
+
+def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.ndarray, np.ndarray]:
+    """(λ, the rows C^{*K} for K = 0 … others, the Binomial(others, λ) weights of K)."""
+    share, component = worstcase.common_component(mechanism)
+    share = float(share)
+    rows = engine.powers(engine.from_mpmath(component), others)
+    return share, rows, np.exp([worstcase.log_binomial_pmf(others, k, share) for k in range(others + 1)])
 
 
 def _relaxed(mechanism, n: int, engine, h) -> pldlib.Envelope:
@@ -259,10 +264,7 @@ def _add_remove_family(mechanism, others: int, rate: float, engine, points, clie
     text = f"data processing to {size} others"
     if family != "affine" or others == 0:
         return remove, add, text
-    share, component = worstcase.common_component(mechanism)
-    share = float(share)
-    rows = engine.powers(engine.from_mpmath(component), others)
-    weights = np.exp([worstcase._log_binomial(others, k, share) for k in range(others + 1)])
+    share, rows, weights = _common_component_rows(mechanism, others, engine)
     label = f"K ~ Bin({others}, {share:.4f}) at the common component"
     mixed_remove, mixed_add = _two_way_envelopes(options, rows, lambda row: label, rate, engine, h, weights)
     return (pldlib.smaller(remove, mixed_remove), pldlib.smaller(add, mixed_add),

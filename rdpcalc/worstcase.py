@@ -608,7 +608,7 @@ class _MixtureBound:
         self.engine, self.alphas, self.n, self.share = engine, list(alphas), n, float(share)
         others = n - 1
         rows = engine.powers(engine.from_mpmath(component), others)
-        self.log_weights = np.array([_log_binomial(others, k, self.share) for k in range(n)])
+        self.log_weights = np.array([log_binomial_pmf(others, k, self.share) for k in range(n)])
         self.totals = [engine.add_client(client, rows) for client in clients]
         self.screened = {}
         for i, j in _all_pairs(len(clients)):
@@ -640,7 +640,7 @@ class _MixtureBound:
         return bound
 
 
-def _log_binomial(trials: int, k: int, p: float) -> float:
+def log_binomial_pmf(trials: int, k: int, p: float) -> float:
     """log P(K = k) for K ~ Binomial(trials, p), with 0·log 0 = 0."""
     def part(count: int, log_probability) -> float:
         return count * log_probability() if count else 0.0
