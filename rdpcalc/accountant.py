@@ -266,10 +266,11 @@ class MechanismEvent(DpEvent):
     sampling the Rényi curve is amplified (Wang, Balle & Kasiviswanathan 2019); no PLD bound
     for sampling without replacement is implemented, so the ``pld`` method refuses it.
 
-    ``relation`` ``add-remove`` (client 1 present or absent) is accounted by PLD only
-    (:func:`rdpcalc.dominating.add_remove_pld`): for the ``server`` (the sum of n clients against
-    the n − 1 others'), and for ``release`` with ``sampling`` ``poisson`` (each client in the sum
-    independently at rate n/N, the sample hidden).
+    ``relation`` ``add-remove`` (client 1 present or absent) is accounted by PLD
+    (:func:`rdpcalc.dominating.add_remove_pld`; its Rényi curve is +∞, :func:`_add_remove_curve`):
+    for the ``server`` (the sum of n clients against the n − 1 others'), and for ``release``
+    with ``sampling`` ``poisson`` (each client in the sum independently at rate n/N, the
+    sample hidden).
 
     ``per_round``: ``certified`` (a guarantee) or ``found`` (the worst configurations the search
     found: a lower bound, NOT a guarantee)."""
@@ -302,6 +303,8 @@ class MechanismEvent(DpEvent):
 
     def coordinate_curve(self):
         """(per-coordinate Rényi curve of one round, what it is)."""
+        if "curve" not in self._cache and self.relation == "add-remove":
+            self._cache["curve"] = _add_remove_curve(self.mechanism, self.amplified)
         if "curve" not in self._cache:
             curve, _, text = per_round_curve(self.mechanism, self.n, self.observer, self.amplified, self.engine,
                                              self.dps, self.per_round)
@@ -309,11 +312,10 @@ class MechanismEvent(DpEvent):
         return self._cache["curve"]
 
     def rdp_curve(self) -> acc.RdpCurve:
-        if self.relation == "add-remove":
-            raise ParameterError("--method", "rdp: the Rényi route for add/remove neighbours is not implemented; "
-                                             "use --method pld")
         curve = self.coordinate_curve()[0].scaled(self.dim)
-        return acc.amplify(curve, self.rate, "without-replacement") if self.amplified else curve
+        if not self.amplified or self.relation == "add-remove":  # (an add/remove curve here is +∞ throughout)
+            return curve
+        return acc.amplify(curve, self.rate, "without-replacement")
 
     def round_pld(self, discretization: float = pldlib.DISCRETIZATION):
         """The dominating pair of one coordinate of one round (:class:`rdpcalc.dominating.RoundPld`)."""
@@ -343,6 +345,26 @@ class MechanismEvent(DpEvent):
 
     def describe(self) -> str:
         return f"{self.mechanism.name}, {self.n} of {self.clients} clients, {self.dim} coordinates, {self.observer}"
+
+
+def _add_remove_curve(mechanism, sampled: bool):
+    """The Rényi curve of one round under add/remove: +∞ at every order when some input's output
+    can exceed 0 — the sum with client 1 then reaches an output above every output of the sum
+    without it (the largest of each is the sum of the largest outputs), where the law without
+    it has no mass, so D_α(with ‖ without) = +∞ for every α ≥ 1; under Poisson sampling the law
+    with it is a mixture giving that output weight γ > 0, so the same holds, and amplification
+    bounds (Zhu & Wang 2019) of an infinite curve stay infinite."""
+    import mpmath
+
+    with mpmath.workdps(30):
+        reaches = any(any(p > 0 for p in mechanism.pmf(x)[1:]) for x in mechanism.breakpoints())
+    if not reaches:
+        raise ParameterError("--relation", "add-remove: every input's output is 0, so client 1's presence changes "
+                                           "nothing; account it with replace-one")
+    orders = np.array([*acc.ORDERS, math.inf])
+    text = ("+∞ at every order: the sum with the client reaches outputs the sum without it cannot (support mismatch)"
+            + (", and Poisson sampling keeps them" if sampled else ""))
+    return acc.RdpCurve(orders, np.full(len(orders), math.inf)), text
 
 
 def check_relation(relation: str, observer: str, sampling: str, sampled: bool) -> None:

@@ -261,12 +261,12 @@ class AccountedRun:
     ``method`` the conversion reported as ``epsilon``; the Rényi route is always computed
     beside it (``epsilon_rdp``), the PLD route when ``method`` is ``pld``."""
 
-    def __init__(self, event, count: int, method: str, base: dict, discretization: float, with_rdp: bool = True):
+    def __init__(self, event, count: int, method: str, base: dict, discretization: float):
         from .accountant import Accountant
 
         self.event, self.count, self.method, self.base = event, count, method, base
         self.discretization = discretization
-        self.rdp = Accountant("rdp").compose(event, count) if with_rdp else None
+        self.rdp = Accountant("rdp").compose(event, count)
         self.pld = Accountant("pld", discretization).compose(event, count) if method == "pld" else None
 
     def record(self, delta_target: float, epsilon_target: float | None = None) -> dict:
@@ -276,9 +276,9 @@ class AccountedRun:
         from . import accounting as acc
 
         delta_target = acc.check_delta(delta_target)
-        total = None if self.rdp is None else self.rdp.curve
-        eps_rdp, order = (None, None) if total is None else acc.epsilon(total, delta_target)
-        eps_rdp, order = None if eps_rdp is None else float(eps_rdp), None if order is None else float(order)
+        total = self.rdp.curve
+        eps_rdp, order = acc.epsilon(total, delta_target)
+        eps_rdp, order = float(eps_rdp), None if order is None else float(order)
         eps_pld = None if self.pld is None else self.pld.get_epsilon(delta_target)
         record = {**self.base, "grid_step": None if self.pld is None else self.pld.grid_step,
                   "method": self.method, "delta": delta_target,
@@ -286,14 +286,12 @@ class AccountedRun:
                   "epsilon_rdp": eps_rdp, "order": order}
         if epsilon_target is not None:
             record["epsilon_target"] = float(epsilon_target)
-            record["delta_at_epsilon_target_rdp"], record["delta_order"] = (None, None) if total is None else \
-                acc.delta_at(total, float(epsilon_target))
+            record["delta_at_epsilon_target_rdp"], record["delta_order"] = acc.delta_at(total, float(epsilon_target))
             record["delta_at_epsilon_target_pld"] = None if self.pld is None else self.pld.get_delta(float(epsilon_target))
             record["delta_at_epsilon_target"] = record[f"delta_at_epsilon_target_{self.method}"]
-        per_round = None if total is None else self.event.rdp_curve()
-        record["curve"] = [] if total is None else [
-            {"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
-            for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
+        per_round = self.event.rdp_curve()
+        record["curve"] = [{"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
+                           for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
         return record
 
     def epsilon_delta_curve(self, deltas=CURVE_DELTAS) -> list[dict]:
@@ -301,7 +299,7 @@ class AccountedRun:
         from . import accounting as acc
 
         return [{"delta": d, "epsilon_pld": None if self.pld is None else self.pld.get_epsilon(d),
-                 "epsilon_rdp": None if self.rdp is None else float(acc.epsilon(self.rdp.curve, d)[0])} for d in deltas]
+                 "epsilon_rdp": float(acc.epsilon(self.rdp.curve, d)[0])} for d in deltas]
 
     def epsilon_rounds_curve(self, delta_target: float, points: int = 12) -> list[dict]:
         """ε at ``delta_target`` after k = 1 … count composed rounds (``points`` values of k,
@@ -312,7 +310,7 @@ class AccountedRun:
         ks = sorted({int(round(k)) for k in np.geomspace(1, self.count, min(points, self.count))} | {self.count})
         rows = []
         for k in ks:
-            rdp = None if self.rdp is None else float(acc.epsilon(self.event.rdp_curve().scaled(k), delta_target)[0])
+            rdp = float(acc.epsilon(self.event.rdp_curve().scaled(k), delta_target)[0])
             pld = None if self.pld is None else Accountant("pld", self.discretization).compose(self.event, k)
             rows.append({"rounds": k, "delta": delta_target, "epsilon_pld": None if pld is None else
                          pld.get_epsilon(delta_target), "epsilon_rdp": rdp})
@@ -345,7 +343,8 @@ def account_run(
     ``rounds``: the worst case, a client sampled every round). The neighbouring relation is
     ``relation``: ``replace-one`` (one client's input changes; Poisson sampling, which amplifies
     add/remove neighbours, is refused) or ``add-remove`` (the client present or absent; PLD
-    only; the server's sum of n against n − 1 clients, or the released sum under Poisson sampling).
+    beside the Rényi route, which is +∞ here; the server's sum of n against n − 1 clients, or the
+    released sum under Poisson sampling).
 
     ``method``: ``pld`` (dominating pairs composed as privacy loss distributions; the default)
     or ``rdp``; by default ``rdp`` where the sample is hidden and sampled (no PLD amplification
@@ -372,11 +371,6 @@ def account_run(
     if relation not in RELATIONS:
         raise ParameterError("--relation", f"must be one of {', '.join(RELATIONS)}, got {relation!r}")
     check_relation(relation, observer, sampling, rate < 1)
-    if relation == "add-remove":
-        if method == "rdp":
-            raise ParameterError("--method", "rdp: the Rényi route for add/remove neighbours is not implemented; use "
-                                             "--method pld")
-        method = "pld"
     method = _method(method, amplified and relation == "replace-one",
                      "the observer does not know the sample and no PLD amplification bound for sampling without "
                      "replacement is implemented")
@@ -384,15 +378,14 @@ def account_run(
     participation = _participation(participation, rounds, observer, rate)
     event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
                            engine=engine, dps=dps, relation=relation, sampling=sampling)
-    with_rdp = relation == "replace-one"
     base = {"mechanism": mechanism.name, "parameters": mechanism.parameters(), "n": n, "clients": clients,
             "sample_rate": rate, "rounds": rounds, "dim": dim, "observer": observer,
             "observer_text": acc.OBSERVER_TEXT[observer], "relation": relation,
             "sampling": sampling if rate < 1 else "none", "amplified": amplified, "participation": participation,
             "clients_in_sum": event.clients_in_sum,
             "per_round_choice": per_round if event.clients_in_sum > 1 else None}
-    run = AccountedRun(event, participation, method, base, discretization, with_rdp)
-    base["per_round_curve"] = event.coordinate_curve()[1] if with_rdp else None
+    run = AccountedRun(event, participation, method, base, discretization)
+    base["per_round_curve"] = event.coordinate_curve()[1]
     if method == "pld":
         round_pld = event.round_pld(discretization)
         base.update({"discretization": discretization, "per_round_pld": round_pld.family,

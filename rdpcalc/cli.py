@@ -640,7 +640,7 @@ RUN_OPTIONS = [
     click.Option(["--relation"], type=click.Choice(["replace-one", "add-remove"]), default="replace-one",
                  show_default=True,
                  help="Neighbouring datasets: one client's input changes (replace-one), or one client is present or "
-                      "absent (add-remove: server, or release with --sampling poisson; pld only)."),
+                      "absent (add-remove: server, or release with --sampling poisson)."),
     click.Option(["--observer"], type=click.Choice(["server", "release", "local"]), default="server",
                  show_default=True,
                  help="Who sees what. server: the SecAgg sum, knowing who was sampled (no amplification); release: "
@@ -762,29 +762,23 @@ def _render_account(records: list[dict]) -> None:
                      f"{r['per_round_pld']}")
         if r.get("pld_attained"):
             lines.append("  envelope attained by: " + "; ".join(r["pld_attained"][:3]))
-    if r.get("per_round_curve"):
-        lines.append(f"{'method rdp' if r['method'] == 'rdp' else 'beside it, rdp'}; per-round Rényi curve: "
-                     f"{r['per_round_curve']}")
-    else:
-        lines.append("no Rényi route for this relation (add/remove): pld only")
+    lines.append(f"{'method rdp' if r['method'] == 'rdp' else 'beside it, rdp'}; per-round Rényi curve: "
+                 f"{r['per_round_curve']}")
     if r.get("solved"):
         lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
                      f"{r['target_epsilon']:g})")
-    table = Table(title=f"(ε, δ): ε by {r['method']}" + (", rdp beside it" if r["method"] == "pld" and r["epsilon_rdp"]
-                                                          is not None else ""),
+    table = Table(title=f"(ε, δ): ε by {r['method']}" + (", rdp beside it" if r["method"] == "pld" else ""),
                   title_justify="left")
     columns = ["δ", "ε (pld)", "ε (rdp)", "rdp order α"] if r["method"] == "pld" else ["δ", "ε (rdp)", "rdp order α"]
     for column in columns:
         table.add_column(column, justify="right")
     for record in records:
         order = _number(record["order"]) if record["order"] is not None else "(+∞ at every order)"
-        cells = [f"{record['delta']:g}", _number(record["epsilon_rdp"]) or "—", order if record["epsilon_rdp"] is not None
-                 else "—"]
+        cells = [f"{record['delta']:g}", _number(record["epsilon_rdp"]), order]
         table.add_row(*([cells[0], _number(record["epsilon_pld"]), *cells[1:]] if r["method"] == "pld" else cells))
     notes = []
     if "delta_at_epsilon_target" in r:
-        beside = (f" (rdp: {r['delta_at_epsilon_target_rdp']:.6g})" if r["method"] == "pld"
-                  and r["delta_at_epsilon_target_rdp"] is not None else "")
+        beside = (f" (rdp: {r['delta_at_epsilon_target_rdp']:.6g})" if r["method"] == "pld" else "")
         notes.append(f"δ at ε = {r['epsilon_target']:g}: {r['delta_at_epsilon_target']:.6g}{beside}")
     _print_block(lines, table, notes)
 
