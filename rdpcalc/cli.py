@@ -580,7 +580,9 @@ def fl_command(mechanism, rounds, clients, per_round, lr, batch, hidden, split, 
     lines = [f"FL with {mechanism}: {summary['rounds']} rounds, {summary['per_round']} of {summary['clients']} clients, "
              f"model dimension {summary['dimension']}",
              f"final test accuracy {summary['final_test_accuracy']:.4f}, loss {summary['final_test_loss']:.4f}",
-             f"accounted (ε, δ) = ({eps}, {summary['delta']:g}); {summary['privacy']}"]
+             f"accounted (ε, δ) = ({eps}, {summary['delta']:g})"
+             + (f" by {summary['method']} (rdp: {_number(summary['epsilon_rdp'])})" if "method" in summary else "")
+             + f"; {summary['privacy']}"]
     if out_dir is not None:
         lines.append(f"wrote {Path(out_dir) / 'fl.csv'}, fl.png and summary.json")
     for line in lines:
