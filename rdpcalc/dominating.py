@@ -36,11 +36,15 @@ import numpy as np
 
 from . import pld as pldlib
 from . import worstcase
+from .errors import ParameterError
 from .mechanisms import Mechanism
 from .numerics import FastEngine
 
 #: an exhaustive family is evaluated when its pairs × multisets number at most this many
 PLD_BUDGET = 4_000
+#: PBM's add/remove family is refused above this many members (each costs one pass over the
+#: loss grid; 8000 take about a minute on 2 cores)
+ADD_REMOVE_RELAXED_BUDGET = 8_000
 #: the orders at which ``found`` takes the configurations the Rényi search found worst
 FOUND_ORDERS = (1.5, 2.0, 4.0, 8.0, 32.0, math.inf)
 
@@ -204,6 +208,7 @@ def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: floa
     engine = FastEngine()
     points = list(mechanism.breakpoints())
     clients = [engine.client(mechanism, p) for p in points]
+    _check_relaxed_cost(mechanism, [others] if rate == 1 else _others_grid(others, rate))
     if rate == 1:
         remove, add, text = _add_remove_family(mechanism, others, 1.0, engine, points, clients, h, budget)
         return _two_way_result(remove, add, f"client 1 with or without the {others} others' sum: {text}")
@@ -224,6 +229,19 @@ def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: floa
     family = (f"client 1 Poisson-sampled at {rate:g} into the sum of J ~ Bin({others}, {rate:g}) others, J revealed, "
               f"bounded at J = {', '.join(str(j) for j in js)}; " + "; ".join(texts[-1:]))
     return _two_way_result(pldlib.weighted_sum(removes), pldlib.weighted_sum(adds), family)
+
+
+def _check_relaxed_cost(mechanism, js: list[int]) -> None:
+    """PBM's add/remove family has (M + 1)(J·M + 1) members for J others (M trials each): refuse,
+    before any work, a family above ADD_REMOVE_RELAXED_BUDGET members in all."""
+    if mechanism.OTHERS_FAMILY != "relaxed":
+        return
+    trials = mechanism.trials
+    members = sum((trials + 1) * (j * trials + 1) for j in js)
+    if members > ADD_REMOVE_RELAXED_BUDGET:
+        raise ParameterError("--relation", f"add-remove for PBM evaluates (trials + 1)·(J·trials + 1) pairs for J others "
+                                           f"at J = {', '.join(map(str, js))}: {members} in all, above the budget of "
+                                           f"{ADD_REMOVE_RELAXED_BUDGET}; use fewer clients or trials, or replace-one")
 
 
 def _others_grid(others: int, rate: float) -> list[int]:

@@ -399,5 +399,10 @@ def test_add_remove_through_the_api_and_its_refusals(capsys):
         assert err.count("\n") == 1 and option in err, err
     assert main([*base, "--relation", "add-remove", "--observer", "release", "--sampling", "poisson", "--json"]) == 0
     printed = float(json.loads(capsys.readouterr().out)[0]["epsilon"])  # JSON writes +∞ as "inf"
+    # PBM's relaxed add/remove family grows as trials² × others: refused before any work beyond its budget
+    assert main(["account", "pbm", "--c", "1.5", "--theta", "0.25", "--trials", "16", "--n", "40", "--clients", "3400",
+                 "--observer", "release", "--relation", "add-remove", "--sampling", "poisson"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--relation" in err and "budget" in err
     assert printed == api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=5,
                                   observer="release", relation="add-remove", sampling="poisson")["epsilon"]
