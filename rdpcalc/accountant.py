@@ -59,8 +59,7 @@ class Accountant:
     def __init__(self, method: str = "pld", discretization: float = pldlib.DISCRETIZATION):
         if method not in METHODS:
             raise ParameterError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
-        if not (isinstance(discretization, int | float) and 1e-7 <= discretization <= 0.1):
-            raise ParameterError("discretization", f"must lie in [1e-07, 0.1], got {discretization!r}")
+        pldlib.check_discretization(discretization, "discretization")
         self.method = method
         self.discretization = float(discretization)
         self.ledger: list[tuple[str, int]] = []
@@ -255,9 +254,10 @@ RELATIONS = ("replace-one", "add-remove")
 
 class MechanismEvent(DpEvent):
     """One round of a quantization mechanism over ``dim`` coordinates: n of ``clients`` sampled
-    (without replacement), each coordinate's SecAgg sum (or, for the ``local`` observer, one
-    client's message) seen by ``observer`` (:data:`rdpcalc.accounting.OBSERVERS`), neighbours
-    replace-one (one client's input changes).
+    (``sampling``), each coordinate's SecAgg sum (or, for the ``local`` observer, one client's
+    message) seen by ``observer`` (:data:`rdpcalc.accounting.OBSERVERS`), neighbours by
+    ``relation`` (:data:`RELATIONS`). Both the Rényi curve and the PLD are computed once and
+    kept (the event is reused for every count composed).
 
     Where the observer knows the sample (``server``, ``local``, or no sampling), one round is
     the mechanism itself: its Rényi curve is the per-round worst case
@@ -312,10 +312,12 @@ class MechanismEvent(DpEvent):
         return self._cache["curve"]
 
     def rdp_curve(self) -> acc.RdpCurve:
-        curve = self.coordinate_curve()[0].scaled(self.dim)
-        if not self.amplified or self.relation == "add-remove":  # (an add/remove curve here is +∞ throughout)
-            return curve
-        return acc.amplify(curve, self.rate, "without-replacement")
+        if "rdp" not in self._cache:
+            curve = self.coordinate_curve()[0].scaled(self.dim)
+            if self.amplified and self.relation == "replace-one":  # (an add/remove curve here is +∞ throughout)
+                curve = acc.amplify(curve, self.rate, "without-replacement")
+            self._cache["rdp"] = curve
+        return self._cache["rdp"]
 
     def round_pld(self, discretization: float = pldlib.DISCRETIZATION):
         """The dominating pair of one coordinate of one round (:class:`rdpcalc.dominating.RoundPld`)."""
@@ -341,7 +343,10 @@ class MechanismEvent(DpEvent):
         return self._cache[key]
 
     def pld(self, discretization: float = pldlib.DISCRETIZATION):
-        return pldlib.compose(self.round_pld(discretization).pld, self.dim)
+        key = ("composed", discretization)
+        if key not in self._cache:
+            self._cache[key] = pldlib.compose(self.round_pld(discretization).pld, self.dim)
+        return self._cache[key]
 
     def describe(self) -> str:
         return f"{self.mechanism.name}, {self.n} of {self.clients} clients, {self.dim} coordinates, {self.observer}"

@@ -18,7 +18,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .accountant import PER_ROUND, RELATIONS, check_relation
+from .accountant import METHODS, PER_ROUND, RELATIONS, check_relation
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
@@ -26,6 +26,7 @@ from .mechanisms.base import Exact
 from .neighbours import DivergencePoint, choose_neighbours, divergences
 from .numerics import make_engine
 from .orders import collect_alphas
+from .pld import check_discretization
 from .worstcase import EXHAUSTIVE_BUDGET
 
 
@@ -248,8 +249,6 @@ def _digits(value, dps: int) -> str:
 
 
 # ----------------------------------------------------------------------------- accounting
-#: the (ε, δ) conversions: dominating pairs composed as PLDs, or Rényi curves
-METHODS = ("pld", "rdp")
 #: the δ of the ε-against-δ curve (:meth:`AccountedRun.epsilon_delta_curve`)
 CURVE_DELTAS = tuple(10.0 ** -k for k in range(1, 13))
 
@@ -374,7 +373,7 @@ def account_run(
     method = _method(method, amplified and relation == "replace-one",
                      "the observer does not know the sample and no PLD amplification bound for sampling without "
                      "replacement is implemented")
-    _check_discretization(discretization)
+    check_discretization(discretization)
     participation = _participation(participation, rounds, observer, rate)
     event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
                            engine=engine, dps=dps, relation=relation, sampling=sampling)
@@ -402,11 +401,6 @@ def _method(method: str | None, amplified: bool, why_not_pld: str) -> str:
     if method == "pld" and amplified:
         raise ParameterError("--method", f"pld: {why_not_pld}; use --method rdp")
     return method
-
-
-def _check_discretization(value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 1e-6 <= value <= 0.1:
-        raise ParameterError("--discretization", f"must lie in [1e-06, 0.1] (nats), got {value!r}")
 
 
 def account(mechanism, n: int = 1, clients: int | None = None, rounds: int = 1, dim: int = 1,
@@ -474,7 +468,7 @@ def account_reference_run(kind: str, sigma: float = 1.0, scale: float = 1.0, sen
     if sampled and not exact_sampling:
         event = _AmplifiedEvent(event, sample_rate, sampling)
     method = _method(method, sampled and not exact_sampling, no_pld)
-    _check_discretization(discretization)
+    check_discretization(discretization)
     base = {"mechanism": kind, "parameters": params, "n": 1, "clients": 1, "sample_rate": sample_rate,
             "rounds": rounds, "dim": 1, "observer": "release",
             "observer_text": "release: the output is released, the sample hidden (reference mechanism)",

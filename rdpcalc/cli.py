@@ -616,7 +616,7 @@ for _option in _fl_parameter_options():
 
 # ----------------------------------------------------------------------------- accounting
 METHOD_OPTIONS = [
-    click.Option(["--method"], type=click.Choice(["pld", "rdp"]), default=None,
+    click.Option(["--method"], type=click.Choice(api.METHODS), default=None,
                  help="pld: dominating pairs composed as privacy loss distributions (tight); rdp: Rényi curves. "
                       "Default pld, except rdp where the observer does not know the sample (release with sampling). "
                       "The other method's ε is shown beside it where it is computed."),
@@ -639,7 +639,7 @@ RUN_OPTIONS = [
     click.Option(["--sampling"], type=click.Choice(["without-replacement", "poisson"]), default="without-replacement",
                  show_default=True, help="How the n clients of a round are drawn (poisson: each client at rate "
                                          "n/N_TOTAL, with --relation add-remove)."),
-    click.Option(["--relation"], type=click.Choice(["replace-one", "add-remove"]), default="replace-one",
+    click.Option(["--relation"], type=click.Choice(api.RELATIONS), default="replace-one",
                  show_default=True,
                  help="Neighbouring datasets: one client's input changes (replace-one), or one client is present or "
                       "absent (add-remove: server, or release with --sampling poisson)."),

@@ -83,8 +83,7 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     if family == "affine" and worstcase.multisets(others, len(points)) * pairs <= budget:
         return _result(_exhaustive(clients, points, others, engine, h),
                        f"every pair of breakpoints × every multiset of the {others} others (exhaustive)", True)
-    size = 0 if family != "affine" else max(j for j in range(others) if worstcase.multisets(j, len(points)) * pairs
-                                             <= budget or j == 0)
+    size = 0 if family != "affine" else _data_processing_size(others - 1, len(points), pairs, budget)
     env = _exhaustive(clients, points, size, engine, h)
     text = f"exhaustive over {size} other client{'s' if size != 1 else ''} (data processing)" if size else \
         "one client (data processing)"
@@ -93,6 +92,12 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     share, mixed = _common_component(mechanism, clients, points, others, engine, h)
     return _result(pldlib.smaller(env, mixed), f"the smaller of {text} and the others' common component "
                                                f"(λ = {share:.4f})", True)
+
+
+def _data_processing_size(largest: int, kinds: int, pairs: int, budget: int) -> int:
+    """The most others, at most ``largest``, whose multisets of ``kinds`` breakpoints times
+    ``pairs`` fit in ``budget`` (at least 0: one client)."""
+    return max(j for j in range(largest + 1) if j == 0 or worstcase.multisets(j, kinds) * pairs <= budget)
 
 
 def _result(env: pldlib.Envelope, family: str, certified: bool) -> RoundPld:
@@ -151,13 +156,9 @@ def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.nd
 def _relaxed(mechanism, n: int, engine, h) -> pldlib.Envelope:
     """PBM: rows t and t + M of the level of (n − 1)·M + M trials (t of the others' trials at
     p(b)), client 1 at −b and +b, both orders."""
-    import mpmath
-
-    with mpmath.workdps(40):
-        low, high, per_client = mechanism.relaxed_components()
+    high_row, low_row, per_client = _relaxed_rows(mechanism, engine)
     trials = (n - 1) * per_client
-    rows = engine.level(engine.from_mpmath(high), engine.from_mpmath(low), trials + per_client,
-                        range(trials + per_client + 1))
+    rows = engine.level(high_row, low_row, trials + per_client, range(trials + per_client + 1))
     b = mechanism.bound
     members = []
     for t in range(trials + 1):
@@ -165,6 +166,15 @@ def _relaxed(mechanism, n: int, engine, h) -> pldlib.Envelope:
         members.append(((-b, b, others), pldlib.rounded(rows[t], rows[t + per_client], h)))
         members.append(((b, -b, others), pldlib.rounded(rows[t + per_client], rows[t], h)))
     return pldlib.envelope(members, h)
+
+
+def _relaxed_rows(mechanism, engine) -> tuple[np.ndarray, np.ndarray, int]:
+    """PBM: one trial's log pmf at p(b) and at p(−b), and the trials per client."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        low, high, per_client = mechanism.relaxed_components()
+    return engine.from_mpmath(high), engine.from_mpmath(low), per_client
 
 
 def _found(mechanism, n: int, engine, h) -> pldlib.Envelope:
@@ -205,6 +215,10 @@ def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: floa
     … (powers of two and quantiles of J), and E_J ≤ E_{j_k} for j_k ≤ J (data processing).
     The remove and add directions are composed separately (the neighbouring datasets, and so
     the direction, are the same in every round)."""
+    if mechanism.OTHERS_FAMILY not in ("affine", "relaxed"):
+        raise ParameterError("--relation", f"add-remove: the pmf of {mechanism.name} is not affine between its "
+                                           "breakpoints, so no argument puts client 1's worst input (present against "
+                                           "absent) at a breakpoint; use replace-one")
     engine = FastEngine()
     points = list(mechanism.breakpoints())
     clients = [engine.client(mechanism, p) for p in points]
@@ -273,15 +287,11 @@ def _add_remove_family(mechanism, others: int, rate: float, engine, points, clie
         return (*_add_remove_relaxed(mechanism, others, rate, engine, h), "trials relaxed to independent inputs")
     options = [(f"{float(p):g}", c) for p, c in zip(points, clients)]
     pairs = len(points) * (len(points) - 1)  # the replace-one search's unit of cost, kept for comparable budgets
-    if family == "affine" and worstcase.multisets(others, len(points)) * pairs <= budget:
-        remove, add = _add_remove_exhaustive(options, points, clients, others, rate, engine, h)
-        return remove, add, "exhaustive"
-    size = 0 if family != "affine" else max(j for j in range(others + 1)
-                                            if j == 0 or worstcase.multisets(j, len(points)) * pairs <= budget)
+    size = _data_processing_size(others, len(points), pairs, budget)
     remove, add = _add_remove_exhaustive(options, points, clients, size, rate, engine, h)
+    if size == others:
+        return remove, add, "exhaustive"
     text = f"data processing to {size} others"
-    if family != "affine" or others == 0:
-        return remove, add, text
     share, rows, weights = _common_component_rows(mechanism, others, engine)
     label = f"K ~ Bin({others}, {share:.4f}) at the common component"
     mixed_remove, mixed_add = _two_way_envelopes(options, rows, lambda row: label, rate, engine, h, weights)
@@ -316,11 +326,7 @@ def _two_way_envelopes(options, rests, others_of, rate: float, engine, h, weight
 def _add_remove_relaxed(mechanism, others: int, rate: float, engine, h):
     """PBM: client 1's and the others' trials each at p(−b) or p(b) independently (the pair is
     affine in each trial's law): client 1 with k of its M trials at p(b), the others' with t."""
-    import mpmath
-
-    with mpmath.workdps(40):
-        low, high, per_client = mechanism.relaxed_components()
-    high_row, low_row = engine.from_mpmath(high), engine.from_mpmath(low)
+    high_row, low_row, per_client = _relaxed_rows(mechanism, engine)
     client_rows = engine.level(high_row, low_row, per_client, range(per_client + 1))
     rests = engine.level(high_row, low_row, others * per_client, range(others * per_client + 1)) if others \
         else engine.unit()

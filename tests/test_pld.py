@@ -280,6 +280,11 @@ def test_cli_several_deltas_plot_and_csv(tmp_path, capsys):
     assert by_delta[1e-5] == pytest.approx(records[0]["epsilon_pld"], rel=1e-12)
     last = [row for row in rows if row["kind"] == "epsilon-rounds"][-1]
     assert int(last["rounds"]) == 20 and float(last["epsilon_pld"]) == pytest.approx(records[0]["epsilon"], rel=1e-12)
+    by_rounds = [row for row in rows if row["kind"] == "epsilon-rounds"]
+    middle = by_rounds[len(by_rounds) // 2]  # recomputed alone: the curve's k-round points are whole runs
+    alone = api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, rounds=int(middle["rounds"]))
+    assert float(middle["epsilon_pld"]) == pytest.approx(alone["epsilon"], rel=1e-12)
+    assert float(middle["epsilon_rdp"]) == pytest.approx(alone["epsilon_rdp"], rel=1e-12)
     assert main([*args[:-4], "--plot", str(tmp_path / "run.svg")]) == 2
     assert "--plot" in capsys.readouterr().err
     assert main([*args[:-4], "--discretization", "1"]) == 2
@@ -399,6 +404,11 @@ def test_add_remove_through_the_api_and_its_refusals(capsys):
         assert err.count("\n") == 1 and option in err, err
     assert main([*base, "--relation", "add-remove", "--observer", "release", "--sampling", "poisson", "--json"]) == 0
     printed = float(json.loads(capsys.readouterr().out)[0]["epsilon"])  # JSON writes +∞ as "inf"
+    # the quantized Gaussian's pmf is not affine between breakpoints: no proof places client 1's worst input
+    assert main(["account", "qgauss", "--sigma", "1", "--k", "16", "--clip", "1", "--n", "4", "--rounds", "3",
+                 "--relation", "add-remove"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--relation" in err and "affine" in err
     # PBM's relaxed add/remove family grows as trials² × others: refused before any work beyond its budget
     assert main(["account", "pbm", "--c", "1.5", "--theta", "0.25", "--trials", "16", "--n", "40", "--clients", "3400",
                  "--observer", "release", "--relation", "add-remove", "--sampling", "poisson"]) == 2
