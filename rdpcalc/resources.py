@@ -1,0 +1,96 @@
+"""The memory budget: estimate a computation's peak memory before starting it, refuse beyond the budget.
+
+Every computation whose memory grows with its parameters (sums of many clients, long pmfs,
+grids of inputs, many orders, Monte Carlo batches, data files) estimates its peak first and
+calls :func:`require`. Beyond the budget it raises :class:`ParameterError` naming the option
+that drives the cost, with the estimate, so the CLI exits 2 before any work. The budget is
+``--max-memory`` on the command line (or ``RDPCALC_MAX_MEMORY``), by default half of the
+machine's physical memory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+
+from .errors import ParameterError
+
+#: The default budget, as a fraction of physical memory.
+DEFAULT_FRACTION = 0.5
+ENVIRONMENT_VARIABLE = "RDPCALC_MAX_MEMORY"
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20,
+          "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40, "TIB": 2**40}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*|%)\s*$")
+
+_budget: int | None = None
+
+
+def physical_memory() -> int:
+    """The machine's physical memory in bytes (8 GiB where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def parse_size(text: str, option: str = "--max-memory") -> int:
+    """Bytes from ``"4G"``, ``"500MB"``, ``"1.5GiB"``, ``"25%"`` (of physical memory) or a
+    plain number of bytes; units are binary (1G = 2³⁰ bytes)."""
+    match = _SIZE.match(str(text))
+    unit = match.group(2).upper() if match else None
+    if match is None or (unit != "%" and unit not in _UNITS):
+        raise ParameterError(option, f"must be a size such as 4G, 512M or 25% (of memory), got {text!r}")
+    value = float(match.group(1))
+    size = value / 100 * physical_memory() if unit == "%" else value * _UNITS[unit]
+    if not 2**20 <= size <= 2**50:
+        raise ParameterError(option, f"must be between 1M and 1024T, got {text!r}")
+    return int(size)
+
+
+def budget() -> int:
+    """The memory budget in bytes: set by :func:`set_budget`, else ``RDPCALC_MAX_MEMORY``, else
+    half of physical memory."""
+    if _budget is not None:
+        return _budget
+    text = os.environ.get(ENVIRONMENT_VARIABLE)
+    if text:
+        return parse_size(text, ENVIRONMENT_VARIABLE)
+    return int(DEFAULT_FRACTION * physical_memory())
+
+
+def set_budget(size: int | None) -> None:
+    """Set the budget in bytes (``None``: back to the default)."""
+    global _budget
+    _budget = size
+
+
+@contextmanager
+def budget_of(size: int | None):
+    """The budget set to ``size`` bytes inside the block."""
+    previous = _budget
+    set_budget(size)
+    try:
+        yield
+    finally:
+        set_budget(previous)
+
+
+def format_size(size: float) -> str:
+    """Bytes as a short human-readable size: ``7.5 GiB``."""
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size:.0f} B"
+
+
+def require(estimate: float, option: str, what: str) -> None:
+    """Refuse a computation whose estimated peak memory ``estimate`` (bytes) exceeds the budget.
+
+    ``option`` is the command-line option that drives the cost (the one to lower); ``what``
+    says what was estimated, e.g. ``"the sum of 100000 clients with 4096 trials"``.
+    """
+    limit = budget()
+    if estimate > limit:
+        raise ParameterError(option, f"{what} needs about {format_size(estimate)} of memory, over the budget of "
+                                     f"{format_size(limit)} (--max-memory); lower {option} or raise --max-memory")
