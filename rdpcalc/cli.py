@@ -16,10 +16,10 @@ from pathlib import Path
 
 import click
 
-from . import __version__, api
+from . import __version__, api, resources
 from .errors import ParameterError
 from .exactnum import to_int
-from .io import to_csv, to_json, write_atomic
+from .io import check_output_file, check_output_folder, record_written, to_csv, to_json, write_output, write_outputs
 from .mechanisms import MECHANISMS
 from .neighbours import PROTOCOLS
 from .numerics import ENGINES
@@ -60,47 +60,75 @@ def _int_option(value: str | None, option: str, low: int, high: int | None = Non
     return number
 
 
-def _check_csv_path(path: str | None) -> None:
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise ParameterError("--csv", f"must be a file path, got the directory {path!r}")
-    if not target.parent.exists() and str(target.parent) != "":
-        raise ParameterError("--csv", f"the directory {str(target.parent)!r} does not exist")
+def _check_output(path: str | None, option: str = "--csv") -> None:
+    """Refuse an output path before any work (:func:`rdpcalc.io.check_output_file`)."""
+    if path is not None:
+        check_output_file(path, option)
+
+
+def _check_distinct(paths: dict[str, str | None]) -> None:
+    """Two outputs must not name the same file."""
+    seen: dict[Path, str] = {}
+    for option, path in paths.items():
+        if path is None:
+            continue
+        resolved = Path(path).absolute()
+        if resolved in seen:
+            raise ParameterError(option, f"names the same file as {seen[resolved]}: {path!r}")
+        seen[resolved] = option
 
 
 def _emit(records: list[dict], as_json: bool, csv_path: str | None, render: Callable[[list[dict]], None]):
-    if csv_path is not None:
-        write_atomic(csv_path, to_csv(records))
+    """Print (JSON or the rendered table), then write the CSV: a failing standard output
+    leaves no file behind."""
     if as_json:
         click.echo(to_json(records))
     else:
         render(records)
+    sys.stdout.flush()
+    if csv_path is not None:
+        write_output(csv_path, to_csv(records), "--csv")
 
 
 @contextmanager
-def _progress(enabled: bool, description: str):
-    """A rich progress bar on stderr when it is a terminal; a no-op callback otherwise."""
-    if not enabled or not sys.stderr.isatty():
+def _progress(description: str):
+    """A progress callback ``update(done, total)``: a rich bar with the count, the elapsed time
+    and an ETA on stderr when stderr is a terminal (with --json too, which writes only stdout);
+    a no-op otherwise. The bar appears at the first update, so it always has a real total."""
+    if not sys.stderr.isatty():
         yield None
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    with Progress(TextColumn(description), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), transient=True, console=_console(stderr=True)) as bar:
-        task = bar.add_task(description, total=None)
+    columns = (TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+               TimeRemainingColumn())
+    with Progress(*columns, transient=True, console=_console(stderr=True)) as bar:
+        task = None
 
         def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            nonlocal task
+            if task is None:
+                task = bar.add_task(description, total=total, completed=done)
+            else:
+                bar.update(task, completed=done, total=total)
 
         yield update
 
 
-def _console(stderr: bool = False):
+def _console(stderr: bool = False, width: int | None = None):
+    """A rich console whose closed pipe raises BrokenPipeError to :func:`main` (rich's own
+    handler exits 1 without a word)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    console = Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+    console.on_broken_pipe = _broken_pipe
+    return console
+
+
+def _broken_pipe() -> None:
+    import errno
+
+    raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
 
 def _number(value) -> str:
@@ -168,7 +196,7 @@ def _render_pmf(mechanism, records: list[dict], summary: dict) -> None:
     table.add_column("log probability", justify="right")
     values = mechanism.output_values()
     for r, value in zip(records, values, strict=True):
-        table.add_row(str(r["output"]), _number(float(value)), r["probability_digits"][:22], _number(r["log_probability"]))
+        table.add_row(str(r["output"]), _number(float(value)), r["probability_digits"], _number(r["log_probability"]))
     footer = [f"mean {summary['mean']:.12g}, bias {summary['bias']:.6g}, variance {summary['variance']:.6g}, "
               f"MSE {summary['mse']:.6g}"]
     if abs(summary["mass"] - 1) > 1e-12:
@@ -199,13 +227,82 @@ def _render_bound(mechanism, records: list[dict]) -> None:
 
 
 def _print_block(header: list[str], table, notes: list[str] = ()) -> None:
-    console = _console()
+    """Header lines, the table, notes. No number is ever cut: on a terminal too narrow for the
+    table each row is printed as ``column: value`` lines instead (long lines wrap, never
+    truncate); into a file or pipe the table takes the width it needs."""
+    header, notes = [_encodable(line) for line in header], [_encodable(line) for line in notes]
+    _encode_table(table)
+    terminal = _terminal_width()
+    natural = _natural_width(table)
+    console = _console(width=max(terminal or 80, natural))
     for line in header:
         console.print(line, markup=False, soft_wrap=True)
-    console.print(table)
+    if terminal is not None and natural > terminal:
+        for line in _vertical(table):
+            console.print(line, markup=False, soft_wrap=True)
+    else:
+        console.print(table)
     for line in notes:
         console.print(line if line.startswith(("mean ", "total mass")) else f"note: {line}", markup=False,
                       soft_wrap=True)
+
+
+def _terminal_width() -> int | None:
+    """The width of the terminal on stdout (``COLUMNS`` if it is a positive integer), or None
+    when stdout is not a terminal."""
+    import os
+    import shutil
+
+    if not sys.stdout.isatty():
+        return None
+    text = os.environ.get("COLUMNS", "")
+    if text.strip().isdigit() and int(text) > 0:
+        return int(text)
+    size = shutil.get_terminal_size((80, 24)).columns
+    return size if size > 0 else 80
+
+
+def _natural_width(table) -> int:
+    """The width the table needs to show every cell on one line."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=10**5, highlight=False)
+    return Measurement.get(console, console.options, table).maximum
+
+
+def _vertical(table) -> list[str]:
+    """The table as ``column: value`` lines, a blank line between rows."""
+    lines = [table.title] if table.title else []
+    names = [str(column.header) for column in table.columns]
+    cells = [[str(cell) for cell in column._cells] for column in table.columns]
+    for row in range(table.row_count):
+        if row or lines:
+            lines.append("")
+        lines += [f"{name}: {values[row]}" for name, values in zip(names, cells, strict=True)]
+    return lines
+
+
+def _encodable(text: str) -> str:
+    """``text`` if standard output's encoding can write it, else with :data:`ASCII_SPELLINGS`."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(encoding, errors="rdpcalc-ascii").decode(encoding)
+    except LookupError:
+        return text
+
+
+def _encode_table(table) -> None:
+    """Spell the table's title, headers and cells in what standard output can encode (before
+    rich measures them, so the columns stay aligned)."""
+    if table.title:
+        table.title = _encodable(str(table.title))
+    for column in table.columns:
+        column.header = _encodable(str(column.header))
+        column._cells = [_encodable(str(cell)) for cell in column._cells]
 
 
 def _alpha_text(alpha: float | None) -> str:
@@ -268,8 +365,8 @@ def _divergence_command(cls) -> click.Command:
         seed = _int_option(kwargs["seed"], "--seed", 0, 2**63 - 1)
         grid = _int_option(kwargs["grid"], "--grid", 2, 2001)
         budget = _int_option(kwargs["budget"], "--budget", 1, MAX_BUDGET)
-        _check_csv_path(kwargs["csv_path"])
-        with _progress(not kwargs["as_json"], "worst case") as progress:
+        _check_output(kwargs["csv_path"])
+        with _progress("worst case") as progress:
             records = api.divergence(
                 mechanism, n=n, alphas=[*kwargs["alpha"]], neighbours=kwargs["neighbours"], k=k,
                 x=kwargs["x"], x_prime=kwargs["x_prime"], seed=seed, engine=kwargs["engine"], dps=dps,
@@ -316,7 +413,7 @@ def _pmf_command(cls) -> click.Command:
         if kwargs["x"] is None:
             b = _number(float(mechanism.bound))
             raise ParameterError("--x", f"is required: the input, in [-{b}, {b}]")
-        _check_csv_path(kwargs["csv_path"])
+        _check_output(kwargs["csv_path"])
         records = api.pmf(mechanism, kwargs["x"], dps=dps)
         summary = api.moments(mechanism, kwargs["x"], dps=dps)
         _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_pmf(mechanism, r, summary))
@@ -337,7 +434,7 @@ def _bound_command(cls) -> click.Command:
         options = {spec.name: kwargs.pop(spec.name) for spec in cls.BOUND_PARAMS}
         mechanism = _build_mechanism(cls, kwargs)
         dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
-        _check_csv_path(kwargs["csv_path"])
+        _check_output(kwargs["csv_path"])
         records = api.bound(mechanism, alphas=[*kwargs["alpha"]], engine=kwargs["engine"], dps=dps,
                             alpha_ranges=[*kwargs["alphas"]], **options)
         _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_bound(mechanism, r))
@@ -392,7 +489,7 @@ Examples:
               help="The error distribution: gauss, laplace (layered quantizers) or irwin-hall.")
 def layered_divergence_command(sigma, sensitivity, n, alpha, alphas, as_json, csv_path, noise) -> None:
     """Rényi divergences of the layered quantizers: the error is exactly the target noise."""
-    _check_csv_path(csv_path)
+    _check_output(csv_path)
     records = api.layered_divergence(noise, sigma, sensitivity, _int_option(n, "--n", 1, 10**6), [*alpha], [*alphas])
     _emit(records, as_json, csv_path, _render_layered_divergence)
 
@@ -425,7 +522,7 @@ Examples:
 @click.option("--csv", "csv_path", default=None, metavar="FILE", help="Also write CSV to FILE.")
 def layered_bits_command(noise, sigma, t, n, as_json, csv_path) -> None:
     """Bits per client of the layered quantizers: exact entropies, the paper's bounds, step sizes."""
-    _check_csv_path(csv_path)
+    _check_output(csv_path)
     records = api.layered_bits(noise, sigma, t, _int_option(n, "--n", 1, 10**5))
     _emit(records, as_json, csv_path, _render_layered_bits)
 
@@ -462,7 +559,7 @@ def _mc_command(cls) -> click.Command:
         if kwargs["x"] is None:
             raise ParameterError("--x", f"is required: the input, in [-{_number(float(mechanism.bound))}, "
                                         f"{_number(float(mechanism.bound))}]")
-        _check_csv_path(kwargs["csv_path"])
+        _check_output(kwargs["csv_path"])
         records = [montecarlo.check(mechanism, kwargs["x"], samples, seed, n)]
         if kwargs["x_prime"] is not None:
             alpha = parse_alpha(kwargs["alpha"])
@@ -542,9 +639,10 @@ Examples:
 @click.option("--seed", default="0", show_default=True, help="Seed of the split, sampling and mechanisms.")
 @click.option("--delta-target", default="1e-5", show_default=True, help="δ of the run's accounted (ε, δ).")
 @click.option("--out", "out_dir", default=None, metavar="DIR", help="Write fl.csv, fl.png and summary.json here.")
+@click.option("--force", is_flag=True, help="Overwrite files in --out that rdpcalc did not write.")
 @click.option("--json", "as_json", is_flag=True, help="Print only the summary as JSON.")
 def fl_command(mechanism, rounds, clients, per_round, lr, batch, hidden, split, images, labels, seed, delta_target,
-               out_dir, as_json, **options) -> None:
+               out_dir, force, as_json, **options) -> None:
     """Federated training on scikit-learn's digits (or local IDX files) with a mechanism per
     coordinate, SecAgg sum and unbiased decoding; loss/accuracy per round and the accounted (ε, δ)."""
     from .backend import data as fl_data
@@ -559,22 +657,25 @@ def fl_command(mechanism, rounds, clients, per_round, lr, batch, hidden, split, 
     clip = _float_option(options.get("p_clip") or "0.05", "--clip") if name is None else 0.05
     if (images is None) != (labels is None):
         raise ParameterError("--labels" if labels is None else "--images", "--images and --labels go together")
-    x, y = fl_data.idx_dataset(images, labels) if images else fl_data.digits()
     seed_value = _int_option(seed, "--seed", 0, 2**63 - 1)
-    federated = fl_data.federate(x, y, _int_option(clients, "--clients", 1, 10**6), split, seed_value)
+    clients_value = _int_option(clients, "--clients", 1, 10**6)
     config = fl.RunConfig(mechanism=mechanism, params=params, clip=clip, rounds=_int_option(rounds, "--rounds", 1, 10**6),
                           per_round=_int_option(per_round, "--per-round", 1, 10**6), lr=_float_option(lr, "--lr"),
                           batch=_int_option(batch, "--batch", 1, 10**5), hidden=_int_option(hidden, "--hidden", 1, 10**5),
                           seed=seed_value, delta_target=_float_option(delta_target, "--delta-target"))
-    if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
-        raise ParameterError("--out", f"must be a folder, got the file {out_dir!r}")
-    with _progress(not as_json, f"FL {mechanism}") as progress:
-        result = fl.run(config, federated, progress)
     if out_dir is not None:
-        _write_fl(Path(out_dir), result)
+        check_output_folder(out_dir, FL_FILES, "--out", force)
+    x, y = fl_data.idx_dataset(images, labels) if images else fl_data.digits()
+    federated = fl_data.federate(x, y, clients_value, split, seed_value)
+    with _progress(f"FL {mechanism}") as progress:
+        result = fl.run(config, federated, progress)
     summary = result["summary"]
     if as_json:
         click.echo(to_json([summary]))
+    if out_dir is not None:
+        sys.stdout.flush()
+        _write_fl(Path(out_dir), result)
+    if as_json:
         return
     eps = "+∞ (no privacy)" if summary["epsilon"] == math.inf else _number(summary["epsilon"])
     lines = [f"FL with {mechanism}: {summary['rounds']} rounds, {summary['per_round']} of {summary['clients']} clients, "
@@ -589,14 +690,16 @@ def fl_command(mechanism, rounds, clients, per_round, lr, batch, hidden, split, 
         click.echo(line)
 
 
-def _write_fl(folder: Path, result: dict) -> None:
-    from .figures.style import new_figure, save
+#: The files ``fl --out`` writes.
+FL_FILES = ("fl.csv", "summary.json", "fl.png")
 
-    folder.mkdir(parents=True, exist_ok=True)
+
+def _write_fl(folder: Path, result: dict) -> None:
+    """fl.csv (the rounds, the summary as ``#`` lines), summary.json and fl.png, all or none."""
+    from .figures.style import new_figure, png_bytes
+
     summary = result["summary"]
     header = [f"{k}: {v}" for k, v in summary.items()]
-    write_atomic(folder / "fl.csv", to_csv(result["rounds"], header))
-    write_atomic(folder / "summary.json", to_json([summary]))
     fig, (left, right) = new_figure(ncols=2, width=10.0)
     rounds = [r["round"] for r in result["rounds"]]
     left.plot(rounds, [r["test_loss"] for r in result["rounds"]])
@@ -606,7 +709,14 @@ def _write_fl(folder: Path, result: dict) -> None:
     for axis in (left, right):
         axis.set_xlabel("round")
         axis.set_title(f"{summary['mechanism']}: {summary['per_round']} of {summary['clients']} clients")
-    save(fig, folder / "fl.png")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ParameterError("--out", f"cannot create {str(folder)!r}: {error.strerror}") from None
+    write_outputs([(folder / "fl.csv", to_csv(result["rounds"], header), "--out"),
+                   (folder / "summary.json", to_json([summary]), "--out"),
+                   (folder / "fl.png", png_bytes(fig), "--out")])
+    record_written(folder, FL_FILES)
 
 
 cli.add_command(fl_command)
@@ -786,33 +896,35 @@ def _render_account(records: list[dict]) -> None:
 
 
 def _check_output_paths(kwargs: dict) -> None:
-    _check_csv_path(kwargs["csv_path"])
+    _check_output(kwargs["csv_path"])
     if kwargs.get("plot_path") is not None:
-        try:
-            _check_csv_path(kwargs["plot_path"])
-        except ParameterError as error:
-            raise ParameterError("--plot", str(error).split(": ", 1)[-1]) from None
+        _check_output(kwargs["plot_path"], "--plot")
         if not kwargs["plot_path"].lower().endswith(".png"):
             raise ParameterError("--plot", f"must name a .png file, got {kwargs['plot_path']!r}")
+    _check_distinct({"--csv": kwargs["csv_path"], "--plot": kwargs.get("plot_path")})
 
 
 def _emit_account(run, records: list[dict], as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
     """JSON: the records; CSV: one tidy table with a ``kind`` column — ``result`` (one row per
     δ), ``rdp-curve`` (the Rényi curve per order) and, with --plot, ``epsilon-delta`` and
-    ``epsilon-rounds`` (the plotted curves)."""
+    ``epsilon-rounds`` (the plotted curves). Standard output first, then the files, all or none."""
     curves = None
     if plot_path is not None:
         curves = {"epsilon-delta": run.epsilon_delta_curve(),
                   "epsilon-rounds": run.epsilon_rounds_curve(records[0]["delta"])}
-        _plot_account(records[0], curves, plot_path)
-    if csv_path is not None:
-        write_atomic(csv_path, to_csv(_account_rows(records, curves)))
     if as_json:
         click.echo(to_json(records))
     else:
         _render_account(records)
-        if plot_path is not None:
-            click.echo(f"wrote {plot_path}")
+    sys.stdout.flush()
+    outputs = []
+    if plot_path is not None:
+        outputs.append((plot_path, _plot_account(records[0], curves), "--plot"))
+    if csv_path is not None:
+        outputs.append((csv_path, to_csv(_account_rows(records, curves)), "--csv"))
+    write_outputs(outputs)
+    if plot_path is not None and not as_json:
+        click.echo(f"wrote {plot_path}")
 
 
 def _account_rows(records: list[dict], curves: dict | None) -> list[dict]:
@@ -828,8 +940,9 @@ def _account_rows(records: list[dict], curves: dict | None) -> list[dict]:
     return rows
 
 
-def _plot_account(record: dict, curves: dict, path: str) -> None:
-    from .figures.style import new_figure, save
+def _plot_account(record: dict, curves: dict) -> bytes:
+    """ε against δ and ε against rounds, both methods: the PNG's bytes."""
+    from .figures.style import new_figure, png_bytes
 
     fig, (left, right) = new_figure(ncols=2, width=10.0)
     for axis, kind, x_key in ((left, "epsilon-delta", "delta"), (right, "epsilon-rounds", "rounds")):
@@ -846,7 +959,7 @@ def _plot_account(record: dict, curves: dict, path: str) -> None:
     left.set_title(f"{record['mechanism']}: ε against δ ({record['participation']} rounds composed)")
     right.set_xlabel("rounds composed")
     right.set_title(f"ε against rounds at δ = {record['delta']:g}")
-    save(fig, Path(path))
+    return png_bytes(fig)
 
 
 def _account_command(cls) -> click.Command:
@@ -907,8 +1020,8 @@ def _calibrate_command(cls_or_kind) -> click.Command:
         deltas, _ = _targets(kwargs)
         if len(deltas) > 1:
             raise ParameterError("--delta-target", "calibrate meets the target at one δ: give it once")
-        _check_csv_path(kwargs["csv_path"])
-        with _progress(not kwargs["as_json"], f"calibrating {solve}") as progress:
+        _check_output(kwargs["csv_path"])
+        with _progress(f"calibrating {solve}") as progress:
             record = api.calibrate(name, params, solve, target, progress=progress, delta_target=deltas[0],
                                    **run_arguments)
         _emit_account(None, [record], kwargs["as_json"], kwargs["csv_path"], None)
@@ -960,13 +1073,22 @@ def claims_command(paper, as_json, csv_path, markdown_path) -> None:
     """Which of the papers' numerical claims hold: each recomputed, with our values and a verdict."""
     from . import claims
 
-    _check_csv_path(csv_path)
-    _check_csv_path(markdown_path)
-    with _progress(not as_json, "claims") as progress:
+    _check_output(csv_path)
+    _check_output(markdown_path, "--markdown")
+    _check_distinct({"--csv": csv_path, "--markdown": markdown_path})
+    with _progress("claims") as progress:
         records = claims.evaluate(paper, progress)
+    if as_json:
+        click.echo(to_json(records))
+    else:
+        _render_claims(records)
+    sys.stdout.flush()
+    outputs = []
+    if csv_path is not None:
+        outputs.append((csv_path, to_csv(records), "--csv"))
     if markdown_path is not None:
-        write_atomic(markdown_path, claims.to_markdown(records))
-    _emit(records, as_json, csv_path, _render_claims)
+        outputs.append((markdown_path, claims.to_markdown(records), "--markdown"))
+    write_outputs(outputs)
 
 
 def _render_claims(records: list[dict]) -> None:
@@ -977,7 +1099,7 @@ def _render_claims(records: list[dict]) -> None:
         table.add_column(column)
     for r in records:
         table.add_row(r["paper"], r["place"], r["claim"], r["verdict"], r["ours"])
-    _console().print(table)
+    _print_block([], table)
 
 
 def _register_figures() -> None:
@@ -989,25 +1111,162 @@ def _register_figures() -> None:
 _register_figures()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (0 ok, 2 bad input, 1 internal error)."""
+def _set_memory_budget(_context, _parameter, value: str | None) -> None:
+    if value is not None:
+        resources.set_budget(resources.parse_size(value))
+
+
+def _add_max_memory(command: click.Command) -> None:
+    """``--max-memory SIZE`` on every command: the budget that estimated memory needs must fit
+    (:mod:`rdpcalc.resources`)."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _add_max_memory(sub)
+        return
+    command.params.append(click.Option(
+        ["--max-memory"], metavar="SIZE", expose_value=False, is_eager=True, callback=_set_memory_budget,
+        help="Refuse (exit 2, with the estimate) work whose estimated memory exceeds SIZE: 4G, 512M or 25% of RAM. "
+             f"Default: ${resources.ENVIRONMENT_VARIABLE}, else {resources.DEFAULT_FRACTION:.0%} of RAM."))
+
+
+_add_max_memory(cli)
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like KeyboardInterrupt, so a file being written is
+    removed (:func:`rdpcalc.io.write_atomic`) before the process exits."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, _frame):
+    raise Terminated(signum)
+
+
+@contextmanager
+def _terminating_signals():
+    """SIGTERM and SIGHUP raise :class:`Terminated` inside the block (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _raise_terminated) for signum in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        result = cli.main(args=argv, prog_name="rdpcalc", standalone_mode=False)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+#: What stands for a character the output's encoding lacks (PYTHONIOENCODING=ascii, a C locale).
+ASCII_SPELLINGS = {"∞": "inf", "α": "alpha", "ε": "eps", "δ": "delta", "Δ": "Delta", "σ": "sigma", "θ": "theta",
+                   "γ": "gamma", "χ": "chi", "²": "^2", "³": "^3", "≤": "<=", "≥": ">=", "−": "-", "–": "-", "—": "-",
+                   "‖": "||", "×": "x", "·": "*", "′": "'", "…": "...", "→": "->", "±": "+/-", "⁻": "^-", "¹": "^1",
+                   "₁": "1", "ₑ": "e", "√": "sqrt", "≈": "~", "η": "eta", "λ": "lambda", "μ": "mu", "ρ": "rho"}
+
+
+def _spell_in_ascii(error: UnicodeError):
+    text = error.object[error.start:error.end]
+    return "".join(ASCII_SPELLINGS.get(char, f"\\u{ord(char):04x}") for char in text), error.end
+
+
+def _prepare_streams() -> None:
+    """Standard output must be open; characters its encoding lacks are spelled in ASCII
+    (:data:`ASCII_SPELLINGS`) instead of failing."""
+    import codecs
+
+    if sys.stdout is None:
+        raise ParameterError("standard output", "is closed; redirect it to a file or /dev/null")
+    codecs.register_error("rdpcalc-ascii", _spell_in_ascii)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="rdpcalc-ascii")
+
+
+def _stdout_failure(error: OSError) -> int:
+    """Exit code for an error writing standard output: 0 for a closed pipe (``| head``), 2
+    otherwise (a full disk, a closed descriptor)."""
+    import errno
+    import os
+
+    try:  # what is still buffered cannot be written either: drop it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    if error.errno == errno.EPIPE:
+        return 0
+    _error_line(f"standard output: cannot write: {error.strerror or error}")
+    return 2
+
+
+def _error_line(text: str) -> None:
+    try:
+        click.echo(f"rdpcalc: error: {text}", err=True)
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 2 bad input or environment, 1 a bug in
+    rdpcalc, 130 interrupted, 128 + signal number for SIGTERM/SIGHUP)."""
+    try:
+        with _terminating_signals():
+            resources.set_budget(None)
+            _prepare_streams()
+            result = _invoke(sys.argv[1:] if argv is None else list(argv))
+            sys.stdout.flush()
     except ParameterError as error:
-        click.echo(f"rdpcalc: error: {error}", err=True)
+        _error_line(str(error))
+        return 2
+    except click.exceptions.NoArgsIsHelpError as error:
+        click.echo(error.ctx.get_help() if error.ctx else error.format_message(), err=True)
         return 2
     except click.UsageError as error:
-        click.echo(f"rdpcalc: error: {error.format_message()}", err=True)
+        _error_line(error.format_message())
         return 2
     except click.Abort:
-        click.echo("rdpcalc: aborted", err=True)
+        _error_line("aborted")
         return 130
     except KeyboardInterrupt:
-        click.echo("rdpcalc: interrupted", err=True)
+        _error_line("interrupted")
         return 130
-    except BrokenPipeError:
-        return 0
+    except Terminated as signal_received:
+        _error_line(f"terminated by signal {signal_received.signum}")
+        return 128 + signal_received.signum
+    except OSError as error:
+        if _is_stdout_error(error):
+            return _stdout_failure(error)
+        return _internal_error(error)
     except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
-        click.echo(f"rdpcalc: internal error: {type(error).__name__}: {error} (please report this)", err=True)
-        return 1
+        return _internal_error(error)
     return result if isinstance(result, int) else 0
+
+
+def _invoke(args: list[str]):
+    """Parse and run, as click's ``main`` does without its handling of errors (which exits 1
+    on a closed pipe): every error reaches :func:`main`."""
+    try:
+        with cli.make_context("rdpcalc", args) as context:
+            return cli.invoke(context)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+
+
+def _is_stdout_error(error: OSError) -> bool:
+    """Whether ``error`` came from writing standard output (the files rdpcalc writes raise
+    ParameterError naming their option instead)."""
+    import errno
+
+    return error.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT)
+
+
+def _internal_error(error: BaseException) -> int:
+    try:
+        click.echo(f"rdpcalc: internal error: {type(error).__name__}: {error} (please report this)", err=True)
+    except (OSError, ValueError):
+        pass
+    return 1

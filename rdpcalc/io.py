@@ -1,18 +1,34 @@
-"""Writing records as JSON and CSV: infinities spelled "inf", files written atomically."""
+"""Writing records as JSON and CSV: infinities spelled "inf", files written atomically and safely.
+
+An output path is checked before any work (:func:`check_output_file`,
+:func:`check_output_folder`): rdpcalc writes only regular files, never through a symbolic
+link, onto a FIFO or device, over a hard-linked or read-only file, or over a file in an output
+folder that it did not write itself (unless ``--force``). Files are written through a
+temporary file and a rename, so a reader never sees a partial file and a failure (or SIGTERM,
+see :mod:`rdpcalc.cli`) leaves nothing behind.
+"""
 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+
+from .errors import ParameterError
+
+#: The list of the files rdpcalc wrote into an output folder (one name a line): only these are
+#: overwritten without ``--force``.
+MANIFEST = ".rdpcalc-written"
 
 
 def plain(value):
@@ -60,20 +76,159 @@ def to_csv(records: Sequence[dict], header_lines: Sequence[str] = ()) -> str:
     return buffer.getvalue()
 
 
+def check_output_file(path: str | os.PathLike, option: str) -> Path:
+    """``path`` as a :class:`Path` if the command may write it, else :class:`ParameterError`
+    naming ``option``: a new name in an existing writable folder, or an existing regular file
+    that is writable, has one link and is not a symbolic link."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise ParameterError(option, "must name a file, got an empty path")
+    if "\0" in text:
+        raise ParameterError(option, f"must be a path without NUL characters, got {text!r}")
+    target = Path(text)
+    folder = target.parent
+    _check_name_lengths(target, option)
+    try:
+        status = target.lstat()
+    except FileNotFoundError:
+        status = None
+    except OSError as error:
+        raise ParameterError(option, f"cannot use {text!r}: {error.strerror}") from None
+    if status is not None:
+        if stat.S_ISLNK(status.st_mode):
+            raise ParameterError(option, f"{text!r} is a symbolic link; rdpcalc writes only regular files: give its "
+                                         "target or a new name")
+        if stat.S_ISDIR(status.st_mode):
+            raise ParameterError(option, f"must be a file path, got the folder {text!r}")
+        if not stat.S_ISREG(status.st_mode):
+            raise ParameterError(option, f"{text!r} is not a regular file (a FIFO, device or socket); give a file "
+                                         "path")
+        if status.st_nlink > 1:
+            raise ParameterError(option, f"{text!r} has {status.st_nlink} hard links; replacing it would break them: "
+                                         "give a new name")
+        if not os.access(target, os.W_OK) or not status.st_mode & 0o222:
+            raise ParameterError(option, f"{text!r} is read-only")
+    if not folder.is_dir():
+        raise ParameterError(option, f"the folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ParameterError(option, f"the folder {str(folder)!r} is not writable")
+    return target
+
+
+def _check_name_lengths(target: Path, option: str) -> None:
+    folder = target.parent if target.parent.is_dir() else Path(".")
+    try:
+        longest_name, longest_path = os.pathconf(folder, "PC_NAME_MAX"), os.pathconf(folder, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        longest_name, longest_path = 255, 4096
+    # the temporary file's name is the target's with a prefix and a suffix
+    if len(os.fsencode(f".{target.name}.12345678.tmp")) > longest_name:
+        raise ParameterError(option, f"the file name is too long: at most {longest_name - 14} bytes, got "
+                                     f"{len(os.fsencode(target.name))}")
+    if len(os.fsencode(str(target.absolute()))) + 14 > longest_path:
+        raise ParameterError(option, f"the path is too long: at most {longest_path - 14} bytes")
+
+
+def check_output_folder(path: str | os.PathLike, names: Iterable[str], option: str, force: bool = False) -> Path:
+    """``path`` as a :class:`Path` if the command may write the files ``names`` into it (the
+    folder is created later if missing), else :class:`ParameterError` naming ``option``.
+
+    An existing file among ``names`` is overwritten only if rdpcalc wrote it (it is listed in
+    the folder's :data:`MANIFEST`) or ``force`` is given; each must pass
+    :func:`check_output_file`.
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise ParameterError(option, "must name a folder, got an empty path")
+    folder = Path(text)
+    if folder.exists() and not folder.is_dir():
+        raise ParameterError(option, f"must be a folder, got the file {text!r}")
+    if not folder.exists():
+        parent = next((p for p in folder.absolute().parents if p.exists()), Path("/"))
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ParameterError(option, f"cannot create {text!r}: {str(parent)!r} is not writable")
+        return folder
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ParameterError(option, f"the folder {text!r} is not writable")
+    ours = written_here(folder)
+    for name in names:
+        target = folder / name
+        if os.path.lexists(target):
+            if name not in ours and not force:
+                raise ParameterError(option, f"{str(target)!r} exists and was not written by rdpcalc; give another "
+                                             "folder, or --force to overwrite it")
+            check_output_file(target, option)
+    return folder
+
+
+def written_here(folder: Path) -> set[str]:
+    """The names listed in ``folder``'s :data:`MANIFEST` (empty if it has none)."""
+    try:
+        return set((folder / MANIFEST).read_text(encoding="utf-8").split("\n")) - {""}
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def record_written(folder: Path, names: Iterable[str]) -> None:
+    """Add ``names`` to ``folder``'s :data:`MANIFEST`."""
+    listed = sorted(written_here(folder) | set(names))
+    write_atomic(folder / MANIFEST, "".join(f"{name}\n" for name in listed))
+
+
+def write_output(path: str | os.PathLike, data: str | bytes, option: str) -> None:
+    """Check ``path`` (:func:`check_output_file`) and write ``data`` atomically."""
+    write_outputs([(path, data, option)])
+
+
+def write_outputs(outputs: Sequence[tuple[str | os.PathLike, str | bytes, str]]) -> None:
+    """Write each ``(path, data, option)`` all or nothing: every path is checked
+    (:func:`check_output_file`) and staged in a temporary file beside it, then all are renamed
+    into place. An operating-system error (a full disk, permissions changed meanwhile) removes
+    every staged file and is a :class:`ParameterError` naming that output's option."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, data, option in outputs:
+            target = check_output_file(path, option)
+            try:
+                staged.append((_stage(target, data), target))
+            except OSError as error:
+                raise ParameterError(option, f"cannot write {os.fspath(path)!r}: {_reason(error)}") from None
+        for temporary, target in staged:
+            os.replace(temporary, target)
+    except BaseException:
+        for temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or errno.errorcode.get(error.errno or 0, str(error))
+
+
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename,
     so a reader never sees a partial file and an error leaves nothing behind."""
-    target = Path(path)
+    temporary = _stage(Path(path), data)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _stage(target: Path, data: str | bytes) -> str:
+    """Write ``data`` to a new temporary file beside ``target``; returns its name (removed
+    again if anything fails, an interrupt included)."""
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         os.chmod(temporary, 0o666 & ~_umask())
         with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8", "newline": ""})) as handle:
             handle.write(data)
-        os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    return temporary
 
 
 def _umask() -> int:

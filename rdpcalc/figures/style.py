@@ -41,10 +41,15 @@ def new_figure(ncols: int = 1, width: float = 7.0, height: float = 4.6):
     return fig, list(axes[0])
 
 
-def save(fig, path: Path) -> None:
-    """Write the PNG atomically (deterministic: no timestamp in the metadata)."""
+def png_bytes(fig) -> bytes:
+    """The figure as PNG bytes (deterministic: no timestamp in the metadata); closes it."""
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png", dpi=150, metadata={"Software": None})
     plt.close(fig)
-    write_atomic(path, buffer.getvalue())
+    return buffer.getvalue()
+
+
+def save(fig, path: Path) -> None:
+    """Write the PNG atomically."""
+    write_atomic(path, png_bytes(fig))
