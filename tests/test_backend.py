@@ -143,3 +143,98 @@ def test_idx_loader_on_a_generated_file(tmp_path):
     (tmp_path / "bad.idx").write_bytes(b"\x01\x02")
     with pytest.raises(ParameterError, match="--data"):
         data.read_idx(tmp_path / "bad.idx")
+
+
+# ----------------------------------------------------------------------------- reliability: Monte Carlo
+RQM_PAIR = {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}
+
+
+def test_an_infinite_plug_in_divergence_is_refused_with_the_draws_that_suffice():
+    """1000 draws miss an output at x′ that x produces (the plug-in is +∞; the bootstrap interval
+    was [nan, nan]): refused on --samples, and the suggested number of draws gives finite values."""
+    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    with pytest.raises(ParameterError, match=r"--samples: too few draws .* about (\d+) draws suffice") as refused:
+        montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, 1000, seed=1, bootstrap=10)
+    enough = int(refused.value.message.split("about ")[1].split(" ")[0])
+    record = montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, enough, seed=1, bootstrap=50)
+    values = [record["estimate"], record["interval_low"], record["interval_high"]]
+    assert all(np.isfinite(values)) and record["interval_low"] <= record["estimate"] <= record["interval_high"]
+
+
+def test_the_bootstrap_interval_is_order_statistics_never_nan():
+    """A few infinite resamples stay in the upper tail: the ends are order statistics, not
+    interpolations (numpy's linear interpolation between a finite value and +∞ gives NaN)."""
+    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    record = montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, 40_000, seed=3, bootstrap=40)
+    assert np.isfinite(record["interval_high"]) and record["interval_low"] <= record["interval_high"]
+
+
+def test_point_masses_a_check_without_dof_and_an_infinite_divergence_refused_on_x_prime():
+    """QMGeo with p = 1 at ±W is a point mass on the end levels: the check has nothing to test
+    (dof 0, p 1), and D_α between the two is +∞, nothing finite to estimate."""
+    mech = api.make_mechanism("qmgeo", R=8, p=1, w_max=1)
+    record = montecarlo.check(mech, 1, 100, seed=0)
+    assert (record["chi2"], record["dof"], record["p_value"], record["tv"]) == (0.0, 0, 1.0, 0.0)
+    with pytest.raises(ParameterError, match="--x-prime: D_2 is"):
+        montecarlo.divergence_estimate(mech, 1, -1, 2.0, 100, seed=0, bootstrap=10)
+
+
+@pytest.mark.parametrize("samples", [1, 5])
+def test_too_few_draws_for_the_chi_square_test_are_refused(samples):
+    """1 or 5 draws pool into one group (it reported χ² 0, dof 1, p 1): refused with a number of
+    draws that suffices, and that number gives a test with ≥ 1 degree of freedom."""
+    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    with pytest.raises(ParameterError, match=r"--samples: too few draws for the χ² test .* (\d+) draws suffice"):
+        montecarlo.check(mech, "1.5", samples, seed=0)
+    enough = montecarlo.chi_square_samples(montecarlo.exact_pmf(mech, "1.5"))
+    record = montecarlo.check(mech, "1.5", enough, seed=0)
+    assert record["dof"] >= 1 and 0 <= record["p_value"] <= 1 and record["tv_bound"] <= 1
+
+
+def test_chi_square_degenerate_cases_are_finite():
+    point_mass = np.array([0.0, 1.0, 0.0])
+    assert montecarlo.chi_square(np.array([0.0, 7.0, 0.0]), point_mass) == (0.0, 0, 1.0)
+    assert montecarlo.chi_square(np.array([1.0, 6.0, 0.0]), point_mass)[1:] == (0, 0.0)
+    statistic, dof, p = montecarlo.chi_square(np.array([40.0, 60.0, 1.0]), np.array([0.5, 0.5, 0.0]))
+    assert np.isfinite(statistic) and dof == 1 and p == 0.0
+    assert montecarlo.tv_bound(10**6, 1) == 1.0
+
+
+def test_mc_memory_is_estimated_and_refused_on_n():
+    """n = 3000 clients took 7 GB (samples × n at once); now batches bound it, and the estimate
+    (one batch and the sum's 48001 outputs) is refused under a 64 MiB budget before any work."""
+    from rdpcalc import resources
+
+    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=16)
+    assert montecarlo.peak_memory(mech, 10**9, 3000) == montecarlo.peak_memory(mech, 10**5, 3000) < 2**28
+    with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="--n: .* over the budget"):
+        montecarlo.check(mech, 0, 100_000, seed=0, n=3000)
+
+
+def test_batches_keep_the_stream_deterministic_and_report_progress():
+    """Several batches: reruns identical; one batch: the draws an unbatched run makes; progress
+    gets the real totals, ending at (samples, samples) and (2·samples + bootstrap, same)."""
+    from rdpcalc.backend.montecarlo import BATCH_VALUES, sampled_counts
+
+    mech = api.make_mechanism("qmgeo", R=8, p="0.5", w_max=1)
+    n, samples = 1000, 3 * (BATCH_VALUES // 1000) + 7
+    calls = []
+    first = montecarlo.check(mech, "0.1", samples, seed=5, n=n, progress=lambda d, t: calls.append((d, t)))
+    assert first == montecarlo.check(mech, "0.1", samples, seed=5, n=n)
+    assert len(calls) == 4 and calls[-1] == (samples, samples) and all(t == samples for _, t in calls)
+    cells = n * (mech.support_size - 1) + 1
+    counts, _ = sampled_counts(mech, 0.1, 500, n, cells, np.random.default_rng(9), lambda k: None)
+    unbatched = sample(mech, np.full((500, n), 0.1), np.random.default_rng(9)).sum(axis=1)
+    assert np.array_equal(counts, np.bincount(unbatched, minlength=cells))
+    calls.clear()
+    rqm = api.make_mechanism("rqm", **RQM_PAIR)
+    montecarlo.divergence_estimate(rqm, "0.5", "-0.5", 2.0, 8000, seed=0, bootstrap=10,
+                                   progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (16010, 16010) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_rqm_work_array_is_bounded_for_many_levels():
+    from rdpcalc.backend.samplers import CHUNK_VALUES, rqm_chunk_rows
+
+    assert rqm_chunk_rows(16) == 1 << 16 and rqm_chunk_rows(7) == 1 << 16
+    assert rqm_chunk_rows(10**4) * 10**4 <= CHUNK_VALUES and rqm_chunk_rows(10**7) == 1

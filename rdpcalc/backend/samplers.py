@@ -16,8 +16,12 @@ import numpy as np
 from ..errors import ParameterError
 from ..mechanisms import PBM, RQM, CorBin, Mechanism, QMGeo, QuantizedGaussian
 
-#: samples drawn per chunk of the RQM sampler (bounds its (chunk × m) work array)
+#: samples drawn per chunk of the RQM sampler, at most (its (chunk × m) work array is bounded
+#: by CHUNK_VALUES entries too: fewer rows when m > 16, which leaves the stream of m ≤ 16 as it was)
 _CHUNK = 1 << 16
+CHUNK_VALUES = 1 << 20
+#: bytes per entry of the RQM work array: a uniform, the kept flag and two index arrays
+RQM_BYTES_PER_ENTRY = 25
 
 
 def sample(mechanism: Mechanism, x, rng: np.random.Generator) -> np.ndarray:
@@ -41,16 +45,23 @@ def sample_rqm(mech: RQM, x: np.ndarray, rng: np.random.Generator) -> np.ndarray
     position = (x.ravel() + x_max) * (m - 1) / (2 * x_max)  # x in units of the level spacing
     out = np.empty(position.shape, dtype=np.int64)
     index = np.arange(m)
-    for start in range(0, len(position), _CHUNK):
-        t = position[start : start + _CHUNK, None]
+    rows = rqm_chunk_rows(m)
+    for start in range(0, len(position), rows):
+        t = position[start : start + rows, None]
         kept = np.ones((len(t), m), dtype=bool)
         kept[:, 1 : m - 1] = rng.random((len(t), m - 2)) < q
         lower = np.where(kept & (index <= t), index, -1).max(axis=1)
         upper = np.where(kept & (index >= t), index, m).min(axis=1)
         span = np.maximum(upper - lower, 1)
         up = rng.random(len(t)) < (t[:, 0] - lower) / span
-        out[start : start + _CHUNK] = np.where(up & (upper > lower), upper, lower)
+        out[start : start + rows] = np.where(up & (upper > lower), upper, lower)
     return out.reshape(x.shape)
+
+
+def rqm_chunk_rows(m: int) -> int:
+    """Inputs per chunk of :func:`sample_rqm`: 2¹⁶, fewer when m > 16 so that the (chunk × m)
+    work array holds at most CHUNK_VALUES entries (one row when m exceeds it)."""
+    return min(_CHUNK, max(1, CHUNK_VALUES // m))
 
 
 def sample_pbm(mech: PBM, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
