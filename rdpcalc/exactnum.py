@@ -47,9 +47,9 @@ def to_fraction(value: Number, option: str) -> Fraction:
             raise ParameterError(option, f"must be a finite number, got {value!r}") from None
         if not decimal.is_finite():
             raise ParameterError(option, f"must be a finite number, got {value!r}")
-        if decimal and abs(decimal.adjusted()) > 300:
+        if decimal and abs(decimal.adjusted()) > 300:  # cheap first: "1e999999999" is never made a Fraction
             raise ParameterError(option, f"must be 0 or of magnitude within [1e-300, 1e300], got {value!r}")
-        return Fraction(decimal)
+        return to_fraction(Fraction(decimal), option)
     raise ParameterError(option, f"must be a finite number, got {value!r}")
 
 
