@@ -141,8 +141,8 @@ def test_idx_loader_on_a_generated_file(tmp_path):
     x, y = data.idx_dataset(tmp_path / "images.idx.gz", tmp_path / "labels.idx")
     assert x.shape == (30, 20) and np.allclose(x * 255, images.reshape(30, 20)) and list(y) == list(labels)
     (tmp_path / "bad.idx").write_bytes(b"\x01\x02")
-    with pytest.raises(ParameterError, match="--data"):
-        data.read_idx(tmp_path / "bad.idx")
+    with pytest.raises(ParameterError, match="--images: bad.idx is truncated"):
+        data.read_idx(tmp_path / "bad.idx", "--images")
 
 
 # ----------------------------------------------------------------------------- reliability: Monte Carlo
@@ -238,3 +238,81 @@ def test_rqm_work_array_is_bounded_for_many_levels():
 
     assert rqm_chunk_rows(16) == 1 << 16 and rqm_chunk_rows(7) == 1 << 16
     assert rqm_chunk_rows(10**4) * 10**4 <= CHUNK_VALUES and rqm_chunk_rows(10**7) == 1
+
+
+# ----------------------------------------------------------------------------- reliability: IDX files
+def _idx_header(*shape, dtype=0x08):
+    return struct.pack(">HBB", 0, dtype, len(shape)) + struct.pack(f">{len(shape)}I", *shape)
+
+
+def test_an_idx_bomb_is_refused_before_its_data_is_read(tmp_path):
+    """A .gz of a few KB whose header claims 60000 × 10⁴ × 10⁴ pixels (6·10¹² bytes) is refused
+    by the memory budget; one that decompresses to 20 MB under a header claiming 40 bytes is
+    refused after reading 41 bytes of data (it took 8.8 GB); neither allocates more than 1 MB."""
+    import tracemalloc
+
+    from rdpcalc.backend import data
+
+    claims_huge = tmp_path / "huge.gz"
+    claims_huge.write_bytes(gzip.compress(_idx_header(60000, 10**4, 10**4) + bytes(4096)))
+    _write_idx(tmp_path / "labels.idx", np.zeros(60000), gz=False)
+    holds_more = tmp_path / "more.gz"
+    holds_more.write_bytes(gzip.compress(_idx_header(10, 2, 2) + bytes(20 * 2**20)))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParameterError, match="--images: 60000 images .* over the budget"):
+            data.idx_dataset(claims_huge, tmp_path / "labels.idx")
+        with pytest.raises(ParameterError, match=r"--images: more.gz holds more data than its header's shape \(10, 2, 2\)"):
+            data.read_idx(holds_more, "--images")
+        assert tracemalloc.get_traced_memory()[1] < 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_truncated_corrupt_and_mismatched_idx_files_name_their_option(tmp_path):
+    from rdpcalc.backend import data
+
+    images = np.zeros((30, 5, 4))
+    _write_idx(tmp_path / "images.gz", images, gz=True)
+    whole = (tmp_path / "images.gz").read_bytes()
+    (tmp_path / "cut.gz").write_bytes(whole[: len(whole) - 12])  # the stream's end and checksum missing
+    (tmp_path / "junk.gz").write_bytes(b"\x1f\x8b" + bytes(range(200)))
+    _write_idx(tmp_path / "labels.idx", np.zeros(30), gz=False)
+    _write_idx(tmp_path / "labels29.idx", np.zeros(29), gz=False)
+    (tmp_path / "short.idx").write_bytes(_idx_header(30) + bytes(29))
+    (tmp_path / "int.idx").write_bytes(_idx_header(30, dtype=0x0C) + bytes(120))
+    (tmp_path / "empty.idx").write_bytes(_idx_header(0, 3))
+    labels = tmp_path / "labels.idx"
+    cases = [(tmp_path / "cut.gz", labels, "--images: cut.gz is corrupt or truncated"),
+             (tmp_path / "junk.gz", labels, "--images: junk.gz is corrupt or truncated"),
+             (tmp_path / "images.gz", tmp_path / "labels29.idx", r"--labels: must hold one label per image \(30\)"),
+             (tmp_path / "images.gz", tmp_path / "short.idx", "--labels: short.idx holds 29 data bytes but its header claims 30"),
+             (tmp_path / "images.gz", tmp_path / "int.idx", "--labels: int.idx is not an unsigned-byte IDX file"),
+             (tmp_path / "empty.idx", labels, "--images: empty.idx claims the shape"),
+             (labels, labels, "--images: must hold images"),
+             (tmp_path / "missing.gz", labels, "--images: cannot read .*missing.gz"),
+             (tmp_path, labels, "--images: must be a regular file"),
+             (tmp_path / "images.gz", tmp_path, "--labels: must be a regular file")]
+    for image_path, label_path, message in cases:
+        with pytest.raises(ParameterError, match=message):
+            data.idx_dataset(image_path, label_path)
+
+
+def test_idx_memory_is_estimated_and_refused_on_images(tmp_path):
+    from rdpcalc import resources
+    from rdpcalc.backend import data
+
+    _write_idx(tmp_path / "images.gz", np.zeros((10000, 28, 28)), gz=True)
+    _write_idx(tmp_path / "labels.gz", np.zeros(10000), gz=True)
+    with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="--images: .* over the budget"):
+        data.idx_dataset(tmp_path / "images.gz", tmp_path / "labels.gz")
+    x, y = data.idx_dataset(tmp_path / "images.gz", tmp_path / "labels.gz")
+    assert x.shape == (10000, 784) and x.dtype == np.float32 and len(y) == 10000
+
+
+def test_fl_command_refuses_a_bad_idx_file_in_one_line(tmp_path, capsys):
+    _write_idx(tmp_path / "labels.idx", np.zeros(30), gz=False)
+    (tmp_path / "images.gz").write_bytes(gzip.compress(_idx_header(30, 5, 4) + bytes(600))[:-12])
+    code = main(["fl", "--images", str(tmp_path / "images.gz"), "--labels", str(tmp_path / "labels.idx")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("rdpcalc: error: --images:") and err.count("\n") == 1
