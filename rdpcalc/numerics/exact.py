@@ -21,6 +21,12 @@ import gmpy2
 import mpmath
 
 _BITS_PER_DIGIT = math.log2(10)
+#: MPFR's widest exponent range, 2^±(2^62 − 1) on 64-bit builds: the default (2^±(2^30 − 1))
+#: underflows e^{α log P} at α = 10⁶ for probabilities of 1e−300, silently, to 0 or +inf
+EMIN, EMAX = gmpy2.get_emin_min(), gmpy2.get_emax_max()
+#: −(the smallest natural log of a single-client probability this engine takes): products of
+#: up to 10⁵ such factors (sums over supports of ≤ 20 001 points) stay within EMIN
+LOG_LIMIT = -EMIN * math.log(2) / 1e5
 
 
 def bits(dps: int) -> int:
@@ -30,17 +36,25 @@ def bits(dps: int) -> int:
 
 @contextmanager
 def precision(dps: int):
-    """MPFR context at ``dps`` digits (plus guard bits)."""
-    with gmpy2.context(gmpy2.get_context(), precision=bits(dps)):
+    """MPFR context at ``dps`` digits (plus guard bits) and the widest exponent range."""
+    with gmpy2.context(gmpy2.get_context(), precision=bits(dps), emin=EMIN, emax=EMAX):
         yield
 
 
 def from_mpmath(values: Sequence) -> list:
-    """mpmath mpf values as MPFR numbers, exactly (mantissa × 2^exponent)."""
+    """mpmath mpf values as MPFR numbers, exactly: mantissa × 2^exponent at the precision of the
+    longest mantissa (``mul_2exp`` rounds to the context's precision, 53 bits by default). An
+    exponent beyond MPFR's range is an ArithmeticError (callers check the range first), never
+    a silent 0."""
+    parts = [value.man_exp if value else (0, 0) for value in values]
+    longest = max([2] + [int(gmpy2.mpz(abs(man)).bit_length()) for man, _ in parts])
     out = []
-    for value in values:
-        man, exp = value.man_exp if value else (0, 0)
-        out.append(gmpy2.mul_2exp(gmpy2.mpfr(gmpy2.mpz(man), max(2, int(gmpy2.mpz(abs(man)).bit_length()))), exp))
+    with gmpy2.context(gmpy2.get_context(), precision=longest, emin=EMIN, emax=EMAX):
+        for value, (man, exp) in zip(values, parts):
+            number = gmpy2.mul_2exp(gmpy2.mpfr(gmpy2.mpz(man)), exp)
+            if bool(number) != bool(value) or gmpy2.is_infinite(number):
+                raise ArithmeticError(f"{mpmath.nstr(value, 5)} is outside MPFR's exponent range")
+            out.append(number)
     return out
 
 
@@ -101,7 +115,8 @@ def renyi_divergences(p: Sequence, q: Sequence, alphas: Sequence[float], dps: in
     KL = Σ P̂ log(P̂/Q̂);  D_α = log(Σ P̂^α Q̂^{1−α}) / (α−1);  D_∞ = max log(P̂/Q̂) on supp P.
 
     Normalising (log Σ P^α Q^{1−α} − α log ΣP + (α−1) log ΣQ) removes the error of the
-    inputs' total mass, which would otherwise be divided by α−1; the sums then run with
+    inputs' total mass, which would otherwise be divided by α−1; the largest exponent
+    α log P − (α−1) log Q is factored out of the sum, so no term overflows; the sums run with
     −log10(α−1) extra guard digits against the cancellation in log(1 + (α−1)·KL).
     Returns MPFR values (+inf where P > 0 at a point where Q = 0).
     """
@@ -125,7 +140,9 @@ def renyi_divergences(p: Sequence, q: Sequence, alphas: Sequence[float], dps: in
             else:
                 alpha_mp = gmpy2.mpfr(alpha)
                 beta = alpha_mp - 1
-                total = fsum([exp(alpha_mp * lp - beta * lq) for lp, lq in support])
-                out.append((log(total) - alpha_mp * log_mass_p + beta * log_mass_q) / beta)
+                exponents = [alpha_mp * lp - beta * lq for lp, lq in support]
+                peak = max(exponents)  # factored out: e^{α log P − β log Q} overflows MPFR at α = 10¹⁵
+                total = fsum([exp(e - peak) for e in exponents])
+                out.append((log(total) + peak - alpha_mp * log_mass_p + beta * log_mass_q) / beta)
     with precision(dps):
         return [+value for value in out]
