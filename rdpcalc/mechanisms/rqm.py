@@ -139,16 +139,15 @@ class RQM(Mechanism):
         m = self.m
         t = self.grid_position(x)
         j = min(floor(t), m - 2)
-        f, u = float(t - j), float(1 - (t - j))
         log_q, log_keep_out = math.log(self.q), math.log(1 - self.q)  # 1 − q exactly (q may be 1 − 1e-12)
         k = np.arange(m)
         log_lo = np.where(k == 0, j * log_keep_out, log_q + (j - k) * log_keep_out)[: j + 1]
         log_hi = np.where(k == m - 1, (m - j - 2) * log_keep_out, log_q + (k - j - 1) * log_keep_out)[j + 1 :]
         above, below = k[j + 1 :], k[: j + 1]
+        # i ≤ j: Σ_{k>j} w_hi(k) ((k−j−1) + u)/(k − i);  i ≥ j+1: Σ_{k≤j} w_lo(k) ((j−k) + f)/(i − k)
         with np.errstate(divide="ignore"):
-            # i ≤ j: Σ_{k>j} w_hi(k) ((k−j−1) + u)/(k − i);  i ≥ j+1: Σ_{k≤j} w_lo(k) ((j−k) + f)/(i − k)
-            lower_terms = (log_hi + np.log((above - j - 1) + u))[None, :] - np.log(above[None, :] - below[:, None])
-            upper_terms = (log_lo + np.log((j - below) + f))[None, :] - np.log(above[:, None] - below[None, :])
+            lower_terms = (log_hi + _log_offsets(above - j - 1, 1 - (t - j)))[None, :] - np.log(above[None, :] - below[:, None])
+            upper_terms = (log_lo + _log_offsets(j - below, t - j))[None, :] - np.log(above[:, None] - below[None, :])
         return np.concatenate([log_lo + logsumexp(lower_terms, axis=1), log_hi + logsumexp(upper_terms, axis=1)])
 
     # ----------------------------------------------------------------- Theorem 5.2
@@ -180,3 +179,23 @@ class RQM(Mechanism):
         D_∞(P_c ‖ P_{−c}) [derived, extract §5.3-2]; it bounds only the ±c pair."""
         return -mpmath.log(min(self.pmf(-self.c)))
 
+
+def _log_offsets(counts: np.ndarray, part: Fraction) -> np.ndarray:
+    """log(counts + part) for integers counts ≥ 0 and an exact ``part`` ∈ [0, 1]: at count 0 the
+    log of the Fraction itself (:func:`log_fraction`; f = 1e−600 is not rounded to 0), above it
+    float arithmetic on numbers ≥ 1."""
+    with np.errstate(divide="ignore"):
+        out = np.log(counts + float(part))
+    out[counts == 0] = log_fraction(part)
+    return out
+
+
+def log_fraction(value: Fraction) -> float:
+    """log of an exact Fraction in [0, 1] (−inf at 0) to float64 accuracy, however small it is:
+    log1p of the exact complement above ½, else log(numerator) − log(denominator) on the exact
+    integers (no conversion of the Fraction to a float, which underflows below 1e−308)."""
+    if value == 0:
+        return -math.inf
+    if value > Fraction(1, 2):
+        return math.log1p(float(value - 1))
+    return math.log(value.numerator) - math.log(value.denominator)
