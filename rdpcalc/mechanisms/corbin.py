@@ -125,6 +125,14 @@ class CorBin(Mechanism):
         return alpha_of_eps(to_mpf(self.eps_p)) if self.eps_p is not None else to_mpf(self.alpha_p)
 
     @property
+    def excess(self) -> mpmath.mpf:
+        """α − 1 = 2/(e^{ε_p} − 1), without the cancellation of coth(ε_p/2) − 1 (e^{−300} at
+        ε_p = 300, below any working precision's reach from α ≈ 1)."""
+        if self.eps_p is not None:
+            return 2 / mpmath.expm1(to_mpf(self.eps_p))
+        return to_mpf(self.alpha_p - 1)
+
+    @property
     def epsilon(self) -> mpmath.mpf:
         return to_mpf(self.eps_p) if self.eps_p is not None else eps_of_alpha(self.alpha)
 
@@ -142,8 +150,15 @@ class CorBin(Mechanism):
         return 2 if self.view == "marginal" else 4
 
     def up_probability(self, x) -> mpmath.mpf:
-        """q = ½ + x/(2rα), the probability of c + rα (Algorithm 1, line 2)."""
-        return mpmath.mpf(1) / 2 + to_mpf(Fraction(x)) / (2 * self.amplitude)
+        """q = ½ + x/(2rα), the probability of c + rα (Algorithm 1, line 2): for x < 0 in the
+        form (r(α−1) + (r + x))/(2rα), a sum of non-negative terms (r + x exactly), which keeps
+        q = e^{−ε_p}/(1 + e^{−ε_p}) at x = −r where ½ + x/(2rα) cancels to 0."""
+        return _half_plus(Fraction(x), self.r, self.excess, self.amplitude)
+
+    def down_probability(self, x) -> mpmath.mpf:
+        """1 − q = ½ − x/(2rα), the probability of c − rα, formed as :meth:`up_probability` at −x
+        (no cancellation at x = r)."""
+        return _half_plus(-Fraction(x), self.r, self.excess, self.amplitude)
 
     def output_values(self) -> list:
         """Marginal: c − A, c + A. Joint (index 2·s₁ + s₂, s = 0 for −, 1 for +): the pair's
@@ -191,8 +206,7 @@ class CorBin(Mechanism):
         """Marginal: [1 − q, q]. Joint: the law of (Q₁, Q₂) by :meth:`pair_joint`."""
         x = self.check_input(x)
         if self.view == "marginal":
-            q = self.up_probability(x)
-            return [1 - q, q]
+            return [self.down_probability(x), self.up_probability(x)]
         return self.pair_joint(x, self.partner)
 
     def pair_joint(self, x, y) -> list[mpmath.mpf]:
@@ -202,29 +216,36 @@ class CorBin(Mechanism):
         f₁ = N q₁ − a, f₂ = N(1−q₂) − b (Algorithm 2): Q₁ = + if z < a, − if z > a, + w.p. f₁
         at z = a; Q₂ = − if z < b, + if z > b (fixed line 14) or z > a (printed), − w.p. f₂
         otherwise. The private coins are independent, so P is a sum over the z-classes.
-        Ideal (d = ∞): P₋₋ = max(0, 1−q₁−q₂), the Fréchet lower bound (extract §2.3)."""
+        Ideal (d = ∞): P₋₋ = max(0, 1−q₁−q₂), the Fréchet lower bound (extract §2.3), with
+        q₁ + q₂ − 1 = (x + y)/(2rα): [−s, q₂, q₁, 0] for s = (x+y)/(2rα) ≤ 0, else [0, 1−q₁, 1−q₂, s].
+
+        Every probability and its complement (1 − q, 1 − f) is formed without cancellation
+        (:meth:`down_probability`, :func:`_fractional_part`): at ε_p = 300 they are e^{−300}."""
         q1, q2 = self.up_probability(x), self.up_probability(y)
+        not_q1, not_q2 = self.down_probability(x), self.down_probability(y)
         if self.d is None:
-            minus_minus = max(mpmath.mpf(0), 1 - q1 - q2)
-            return [minus_minus, (1 - q1) - minus_minus, (1 - q2) - minus_minus, q1 + q2 - 1 + minus_minus]
+            total = Fraction(x) + Fraction(y)
+            share = to_mpf(abs(total)) / (2 * self.amplitude)
+            return [share, q2, q1, mpmath.mpf(0)] if total <= 0 else [mpmath.mpf(0), not_q1, not_q2, share]
         N = 2**self.d
-        a, b = int(mpmath.floor(N * q1)), int(mpmath.floor(N * (1 - q2)))
-        f1, f2 = N * q1 - a, N * (1 - q2) - b
+        a, f1, not_f1 = _fractional_part(q1, not_q1, N)
+        b, f2, not_f2 = _fractional_part(not_q2, q2, N)
+        one, zero = mpmath.mpf(1), mpmath.mpf(0)
         cells = [mpmath.mpf(0)] * 4
         for lo, hi in _segments(N, {a, a + 1, b, b + 1}):
             z = lo  # every z in [lo, hi) falls in the same class
             count = mpmath.mpf(hi - lo) / N
-            up1 = mpmath.mpf(1) if z < a else mpmath.mpf(0) if z > a else f1
+            up1, not_up1 = (one, zero) if z < a else (zero, one) if z > a else (f1, not_f1)
             if z < b:
-                down2 = mpmath.mpf(1)
+                down2, not_down2 = one, zero
             elif (z > b) if self.line14 == "fixed" else (z > a):
-                down2 = mpmath.mpf(0)
+                down2, not_down2 = zero, one
             else:
-                down2 = f2
-            cells[0] += count * (1 - up1) * down2
-            cells[1] += count * (1 - up1) * (1 - down2)
+                down2, not_down2 = f2, not_f2
+            cells[0] += count * not_up1 * down2
+            cells[1] += count * not_up1 * not_down2
             cells[2] += count * up1 * down2
-            cells[3] += count * up1 * (1 - down2)
+            cells[3] += count * up1 * not_down2
         return cells
 
     # ------------------------------------------------------------------ MSE (extract §5 items 6–7)
@@ -338,6 +359,27 @@ def rr_renyi(eps, alpha) -> mpmath.mpf:
         return eps * mpmath.tanh(eps / 2)
     lam = mpmath.mpf(alpha)
     return mpmath.log((mpmath.exp(lam * eps) + mpmath.exp((1 - lam) * eps)) / (1 + mpmath.exp(eps))) / (lam - 1)
+
+
+def _half_plus(x: Fraction, r: Fraction, excess, amplitude) -> mpmath.mpf:
+    """½ + x/(2A) with A = rα and α − 1 = ``excess``: as written for x ≥ 0 (exactly ½ at 0), as
+    (r(α−1) + (r + x))/(2A) for x < 0, where the written form cancels."""
+    if x >= 0:
+        return mpmath.mpf(1) / 2 + to_mpf(x) / (2 * amplitude)
+    return (to_mpf(r) * excess + to_mpf(r + x)) / (2 * amplitude)
+
+
+def _fractional_part(value, complement, N: int) -> tuple[int, mpmath.mpf, mpmath.mpf]:
+    """(a, f, 1 − f) for y = N·value, a = ⌊y⌋, f = y − a, from ``value`` and ``complement`` =
+    1 − value, each accurate relative to itself: from the smaller side, so a value within
+    e^{−300} of 1 keeps its distance to 1 (with y′ = N − y: a = N − ⌈y′⌉, f = ⌈y′⌉ − y′)."""
+    if value <= complement:
+        y = N * value
+        a = int(mpmath.floor(y))
+        return a, y - a, (a + 1) - y
+    y_rest = N * complement
+    ceiling = int(mpmath.ceil(y_rest))
+    return N - ceiling, ceiling - y_rest, y_rest - (ceiling - 1)
 
 
 def _segments(N: int, cuts: set[int]):
