@@ -316,3 +316,29 @@ def test_fl_command_refuses_a_bad_idx_file_in_one_line(tmp_path, capsys):
     code = main(["fl", "--images", str(tmp_path / "images.gz"), "--labels", str(tmp_path / "labels.idx")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("rdpcalc: error: --images:") and err.count("\n") == 1
+
+
+# ----------------------------------------------------------------------------- reliability: FL runs
+@pytest.mark.parametrize("mechanism, params", [("none", {}), ("pbm", {"c": "0.05", "theta": "0.25", "trials": 4})])
+def test_a_diverged_fl_run_is_refused_on_lr_with_its_round(mechanism, params):
+    """A step of 10³⁰ overflows the float32 model at the first round: the test loss is NaN, which
+    reached the CSV/JSON writers (an internal error); now refused on --lr naming the round."""
+    from rdpcalc.backend import fl
+
+    config = fl.RunConfig(mechanism=mechanism, params=params, rounds=3, per_round=4, lr=1e30, seed=0)
+    with pytest.raises(ParameterError, match=r"--lr: training diverged at round 1 \(.* not finite\); lower --lr"):
+        fl.run(config, _digits_data())
+    with pytest.raises(ParameterError, match="--lr: must be a finite number > 0"):
+        fl.run(fl.RunConfig(lr=float("inf")), _digits_data())
+
+
+def test_fl_progress_totals_dimension_and_memory_refusal():
+    from rdpcalc import resources
+    from rdpcalc.backend import fl
+
+    calls = []
+    result = fl.run(fl.RunConfig(rounds=3, per_round=4, hidden=8), _digits_data(), lambda d, t: calls.append((d, t)))
+    assert calls == [(1, 3), (2, 3), (3, 3)] and result["summary"]["dimension"] == 64 * 8 + 8 + 8 * 10 + 10
+    assert all(np.isfinite(r["test_loss"]) for r in result["rounds"])
+    with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="--hidden: .* over the budget"):
+        fl.run(fl.RunConfig(rounds=1, per_round=20, hidden=10**4), _digits_data())

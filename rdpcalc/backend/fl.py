@@ -6,6 +6,10 @@ minibatch at the global model (all clients at once, ``torch.func.vmap``), clips 
 through the mechanism, coordinate by coordinate; the server decodes the (SecAgg) sum into the
 mean gradient and takes a step. The mechanisms run through the same vectorised samplers as the
 Monte Carlo checks (:mod:`.samplers`), on the (clients × coordinates) array.
+
+A round's memory is estimated before training (refused on --hidden beyond the budget); a
+run whose gradients or test loss stop being finite (too large a step) is stopped with a
+:class:`ParameterError` on --lr naming the round, so no NaN reaches the records.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import api
+from .. import api, resources
 from ..errors import ParameterError
 from .data import FederatedData
 from .samplers import sample, sample_corbin_pairs
@@ -26,6 +30,10 @@ from .samplers import sample, sample_corbin_pairs
 FL_MECHANISMS = {"none": (None, None), "rqm": ("rqm", "server"), "pbm": ("pbm", "server"),
                  "qgauss": ("qgauss", "server"), "qmgeo": ("qmgeo", "local"), "ldp": ("corbin", "local"),
                  "corbin": ("corbin", "local")}
+
+
+#: peak bytes per coordinate of a sampled client's message in a round (see :func:`peak_memory`)
+BYTES_PER_COORDINATE = 160
 
 
 @dataclass(frozen=True)
@@ -69,12 +77,16 @@ def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], N
     for value, option in ((config.rounds, "--rounds"), (config.batch, "--batch"), (config.hidden, "--hidden")):
         if value < 1:
             raise ParameterError(option, f"must be an integer ≥ 1, got {value}")
-    if not config.lr > 0:
-        raise ParameterError("--lr", f"must be > 0, got {config.lr}")
+    if not 0 < config.lr < math.inf:
+        raise ParameterError("--lr", f"must be a finite number > 0, got {config.lr}")
     name, observer = FL_MECHANISMS[config.mechanism]
     mechanism = api.make_mechanism(name, **config.params) if name else None
     if config.mechanism == "corbin" and mechanism is not None and mechanism.view != "marginal":
         raise ParameterError("--view", "the FL run uses the clients' uplinks (marginal view)")
+
+    dimension = data.features * config.hidden + config.hidden + config.hidden * data.classes + data.classes
+    resources.require(peak_memory(config, dimension, data), "--hidden",
+                      f"{config.per_round} clients' messages over a model of {dimension} coordinates")
 
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
@@ -100,23 +112,43 @@ def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], N
         x = torch.from_numpy(np.stack([data.client_x[i][p] for i, p in zip(chosen, picks)]))
         y = torch.from_numpy(np.stack([data.client_y[i][p] for i, p in zip(chosen, picks)]))
         gradients = per_client_grad(theta, x, y).detach().numpy().astype(np.float64)
+        if not np.all(np.isfinite(gradients)):
+            raise diverged(round_index, "the clients' gradients", config.lr)
         update = aggregate(config, mechanism, gradients, rng)
         theta = theta - config.lr * torch.from_numpy(update).to(theta.dtype)
         with torch.no_grad():
             logits = functional_call(model, unflatten(theta), (test_x,))
             test_loss = float(torch.nn.functional.cross_entropy(logits, test_y))
             accuracy = float((logits.argmax(dim=1) == test_y).float().mean())
+        if not math.isfinite(test_loss):
+            raise diverged(round_index, "the test loss", config.lr)
         history.append({"round": round_index, "test_loss": test_loss, "test_accuracy": accuracy})
         if progress is not None:
             progress(round_index, config.rounds)
     summary = {"mechanism": config.mechanism, **{k: float(v) if isinstance(v, int | float) else v
                                                  for k, v in config.params.items()},
                "clip": config.clip if mechanism is None else None, "rounds": config.rounds, "clients": clients,
-               "per_round": config.per_round, "lr": config.lr, "batch": config.batch, "dimension": int(theta.numel()),
+               "per_round": config.per_round, "lr": config.lr, "batch": config.batch, "dimension": dimension,
                "seed": config.seed, "final_test_accuracy": history[-1]["test_accuracy"],
                "final_test_loss": history[-1]["test_loss"]}
-    summary.update(_privacy(mechanism, observer, config, clients, int(theta.numel())))
+    summary.update(_privacy(mechanism, observer, config, clients, dimension))
     return {"rounds": history, "summary": summary}
+
+
+def peak_memory(config: RunConfig, dimension: int, data: FederatedData) -> float:
+    """Estimated peak bytes of a round: BYTES_PER_COORDINATE for each sampled client's
+    coordinate (its float32 gradient, the float64 copy, the clipped inputs and the mechanism's
+    draws and temporaries), the minibatches' activations and the test set's logits."""
+    activations = 4 * 4 * (data.features + config.hidden + data.classes)
+    return (config.per_round * dimension * BYTES_PER_COORDINATE + config.per_round * config.batch * activations
+            + len(data.test_y) * activations)
+
+
+def diverged(round_index: int, what: str, lr: float) -> ParameterError:
+    """The refusal of a run whose training diverged: NaN or ±∞ reached ``what`` at this round
+    (the model's coordinates overflowed), on --lr, the step size that drives it."""
+    return ParameterError("--lr", f"training diverged at round {round_index} ({what} not finite); lower --lr "
+                                  f"(got {lr:g})")
 
 
 def aggregate(config: RunConfig, mechanism, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
