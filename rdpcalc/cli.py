@@ -560,14 +560,18 @@ def _mc_command(cls) -> click.Command:
             raise ParameterError("--x", f"is required: the input, in [-{_number(float(mechanism.bound))}, "
                                         f"{_number(float(mechanism.bound))}]")
         _check_output(kwargs["csv_path"])
-        records = [montecarlo.check(mechanism, kwargs["x"], samples, seed, n)]
+        alpha = bootstrap = None
         if kwargs["x_prime"] is not None:
             alpha = parse_alpha(kwargs["alpha"])
             if alpha == math.inf or alpha == 1:
                 raise ParameterError("--alpha", "must be a finite order > 1 for the empirical divergence")
-            records.append(montecarlo.divergence_estimate(mechanism, kwargs["x"], kwargs["x_prime"], alpha, samples,
-                                                          seed + 1, _int_option(kwargs["bootstrap"], "--bootstrap", 10,
-                                                                                10**5)))
+            bootstrap = _int_option(kwargs["bootstrap"], "--bootstrap", 10, 10**5)
+        with _progress("sampling") as progress:
+            records = [montecarlo.check(mechanism, kwargs["x"], samples, seed, n, progress=progress)]
+        if alpha is not None:
+            with _progress("D_α estimate") as progress:
+                records.append(montecarlo.divergence_estimate(mechanism, kwargs["x"], kwargs["x_prime"], alpha,
+                                                              samples, seed + 1, bootstrap, progress=progress))
         _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_mc(mechanism, r))
 
     params = _mechanism_params(cls.PARAMS) + [
@@ -597,6 +601,8 @@ def _render_mc(mechanism, records: list[dict]) -> None:
     clients = "one client" if r["n"] == 1 else f"the sum of {r['n']} clients"
     lines = [_title(mechanism), f"sampler vs exact pmf of {clients}, all at x = {_number(r['x'])}"]
     notes = []
+    if r["impossible_draws"]:
+        notes.append(f"{r['impossible_draws']} draws fell on outputs of probability 0: the sampler disagrees with the pmf")
     if len(records) > 1:
         d = records[1]
         notes.append(f"D_{_alpha_text(d['alpha'])}(P_{_number(d['x'])} ‖ P_{_number(d['x_prime'])}): empirical "

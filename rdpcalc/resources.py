@@ -93,4 +93,4 @@ def require(estimate: float, option: str, what: str) -> None:
     limit = budget()
     if estimate > limit:
         raise ParameterError(option, f"{what} needs about {format_size(estimate)} of memory, over the budget of "
-                                     f"{format_size(limit)} (--max-memory); lower {option} or raise --max-memory")
+                                     f"{format_size(limit)} (raise --max-memory, or make {option} smaller)")
