@@ -178,3 +178,36 @@ def test_pmf_shows_whole_probabilities(capsys):
 def test_max_memory_must_be_a_size(size, capsys):
     assert main([*DIVERGENCE, "--max-memory", size]) == 2
     assert "--max-memory" in capsys.readouterr().err
+
+
+def test_progress_bar_on_a_terminal_with_real_totals_and_json_on_stdout():
+    import pty
+    import re
+    import select
+
+    controller, terminal = pty.openpty()
+    argv = [sys.executable, "-m", "rdpcalc", "divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42",
+            "--n", "120", "--alpha", "2", "--json"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=terminal, env={**os.environ, "COLUMNS": "120"})
+    os.close(terminal)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        elif process.poll() is not None:
+            break
+    out = process.communicate(timeout=120)[0]
+    os.close(controller)
+    assert process.returncode == 0
+    assert json.loads(out)[0]["n"] == 120
+    text = shown.decode("utf-8", "replace")
+    counts = re.findall(r"(\d+)/(\d+)", re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text))
+    assert counts and all(int(done) <= int(total) for done, total in counts)
+    assert "ETA" in text and "None" not in text
