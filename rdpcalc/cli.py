@@ -651,6 +651,7 @@ def fl_command(mechanism, rounds, clients, per_round, lr, batch, hidden, split, 
                out_dir, force, as_json, **options) -> None:
     """Federated training on scikit-learn's digits (or local IDX files) with a mechanism per
     coordinate, SecAgg sum and unbiased decoding; loss/accuracy per round and the accounted (ε, δ)."""
+    from .accounting import check_delta
     from .backend import data as fl_data
     from .backend import fl
 
@@ -668,7 +669,7 @@ def fl_command(mechanism, rounds, clients, per_round, lr, batch, hidden, split, 
     config = fl.RunConfig(mechanism=mechanism, params=params, clip=clip, rounds=_int_option(rounds, "--rounds", 1, 10**6),
                           per_round=_int_option(per_round, "--per-round", 1, 10**6), lr=_float_option(lr, "--lr"),
                           batch=_int_option(batch, "--batch", 1, 10**5), hidden=_int_option(hidden, "--hidden", 1, 10**5),
-                          seed=seed_value, delta_target=_float_option(delta_target, "--delta-target"))
+                          seed=seed_value, delta_target=check_delta(_float_option(delta_target, "--delta-target")))
     if out_dir is not None:
         check_output_folder(out_dir, FL_FILES, "--out", force)
     x, y = fl_data.idx_dataset(images, labels) if images else fl_data.digits()
