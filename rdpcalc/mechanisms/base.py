@@ -28,6 +28,9 @@ from ..exactnum import fmt, to_fraction, to_mpf
 MAX_LEVELS = 4096
 #: Digits used to compute single-client pmfs before rounding their logs to float64.
 LOG_PMF_DPS = 40
+#: the fast engine takes single-client log-probabilities down to −LOG_LIMIT: sums of n ≤ 10⁵
+#: clients, times orders α ≤ 10¹⁵, then stay far inside float64's range (1.8e308)
+LOG_LIMIT = 1e280
 
 
 @dataclass(frozen=True)
@@ -153,12 +156,21 @@ class Mechanism(ABC):
         return {"mean": mean, "bias": mean - target, "variance": variance, "mse": mse, "mass": mpmath.fsum(probs)}
 
     def check_input(self, x, option: str = "--x") -> Fraction:
-        """``x`` as an exact Fraction, or :class:`ParameterError` if outside the input range."""
-        value = to_fraction(x, option)
+        """``x`` as an exact Fraction, or :class:`ParameterError` if outside the input range.
+
+        A Fraction is taken as it is (the breakpoints of a mechanism with ``--c 1e-300`` lie
+        below the magnitudes a user may type); other values are parsed by :func:`to_fraction`."""
+        value = x if isinstance(x, Fraction) else to_fraction(x, option)
         if abs(value) > self.bound:
             b = fmt(self.bound)
             raise ParameterError(option, f"must lie in [-{b}, {b}], got {fmt(value)}")
         return value
+
+    def tail_option(self, limit: float) -> tuple[str, str]:
+        """The option whose extreme values make this mechanism's probabilities smallest, and
+        the range that keeps them above e^{−limit} (for the refusal when a probability leaves
+        an engine's range; mechanisms whose probabilities can get there say more)."""
+        return self.PARAMS[0].option, "use a less extreme value"
 
     def parameters(self) -> dict[str, float | int]:
         """The parameters as plain numbers, for output records."""
@@ -170,10 +182,11 @@ class Mechanism(ABC):
 
 
 def log_pmf(mechanism: Mechanism, x: Fraction) -> np.ndarray:
-    """log pmf at ``x`` as float64 (−inf where the probability is 0): the mechanism's own
-    log-domain float implementation where it has one (``log_pmf_float``, RQM), else the log of
-    the mpmath pmf rounded to float64. Either way every entry keeps full relative accuracy,
-    tails far below float64's range of probabilities included.
+    """log pmf at ``x`` as float64 (−inf exactly where the probability is 0): the mechanism's
+    own log-domain float implementation where it has one (``log_pmf_float``, RQM), else the log
+    of the mpmath pmf rounded to float64. Either way every entry keeps full relative accuracy,
+    tails far below float64's range of probabilities included. A positive probability below
+    e^{−LOG_LIMIT} is refused (:func:`check_log_range`), never rounded to 0.
     """
     return _log_pmf_cached(mechanism, Fraction(x)).copy()
 
@@ -184,6 +197,21 @@ def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
         return mechanism.log_pmf_float(x)
     with mpmath.workdps(LOG_PMF_DPS):
         values = mechanism.pmf(x)
-        logs = [float(mpmath.log(p)) if p > 0 else -np.inf for p in values]
-    return np.array(logs, dtype=np.float64)
+        if any(p < 0 for p in values):
+            raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} has a negative value")
+        logs = [mpmath.log(p) for p in values if p > 0]
+        check_log_range(mechanism, x, min(logs), LOG_LIMIT, "the fast engine")
+        out = np.full(len(values), -np.inf)
+        out[[i for i, p in enumerate(values) if p > 0]] = [float(v) for v in logs]
+    return out
+
+
+def check_log_range(mechanism: Mechanism, x: Fraction, smallest_log, limit: float, engine: str) -> None:
+    """:class:`ParameterError` naming the mechanism's :meth:`~Mechanism.tail_option` if the
+    smallest positive probability at ``x``, e^{smallest_log}, lies below e^{−limit}, the
+    smallest that ``engine`` represents (the value would otherwise become 0 and D = +∞)."""
+    if smallest_log < -limit:
+        option, hint = mechanism.tail_option(limit)
+        raise ParameterError(option, f"{engine} represents probabilities down to e^(−{limit:.3g}), but the pmf at "
+                                     f"x = {float(x):.6g} has one of e^({mpmath.nstr(smallest_log, 3)}): {hint}")
 

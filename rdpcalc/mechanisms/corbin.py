@@ -145,6 +145,11 @@ class CorBin(Mechanism):
     def bound(self) -> Fraction:
         return self.r
 
+    def tail_option(self, limit: float) -> tuple[str, str]:
+        """--eps-p: the smallest probability is e^{−ε_p}/(1 + e^{−ε_p}) (--alpha-p > 1 given to
+        300 digits keeps ε_p below 700)."""
+        return "--eps-p", f"must be ≤ {limit:.3g} for this engine (the smallest probability is about e^(−ε_p))"
+
     @property
     def support_size(self) -> int:
         return 2 if self.view == "marginal" else 4

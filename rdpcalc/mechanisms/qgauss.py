@@ -83,12 +83,21 @@ class QuantizedGaussian(Mechanism):
         premise, confirmed numerically by the extract and by ``--grid``."""
         return (-self.bound, self.bound)
 
+    def tail_option(self, limit: float) -> tuple[str, str]:
+        """--sigma: the smallest probability, at the level farthest from x = ±C_q/2, is about
+        e^{−(1.5 C_q/σ)²/2}."""
+        smallest = 1.5 * float(self.clip) / math.sqrt(2 * limit)
+        return "--sigma", (f"must be ≥ {smallest:.3g} at --clip {float(self.clip):.6g} for this engine (the smallest "
+                           f"probability is about e^(−(1.5·C_q/σ)²/2))")
+
     def _guard_digits(self, x: Fraction) -> int:
-        """Digits lost in the second differences (≈ 2 log10(σ/δ)) and in G(t) for t ≪ 0
-        (≈ 2 log10|t|), added to the working precision."""
-        ratio = float(self.sigma / self.spacing)
-        reach = float((abs(x) + self.clip) / self.sigma)
-        return 10 + math.ceil(2 * math.log10(max(ratio, 1.0))) + math.ceil(2 * math.log10(1.0 + reach))
+        """Digits lost in the second differences (≈ 2 log10(σ/δ)), in G(t) for t ≪ 0
+        (≈ 2 log10|t|: tΦ(t) + φ(t) cancels to φ(t)/t²) and in e^{−t²/2} itself, whose relative
+        error is t²/2 times that of t (≈ 2 log10|t| more), added to the working precision
+        (ratios up to 10⁶⁰⁰ taken as logs)."""
+        ratio = _log10(self.sigma / self.spacing)
+        reach = _log10(1 + (abs(x) + self.clip) / self.sigma)
+        return 10 + math.ceil(2 * max(ratio, 0.0)) + math.ceil(4 * reach)
 
     def pmf(self, x: Fraction) -> list[mpmath.mpf]:
         """Lemma 2 (eqs. 11–12) in the tail-stable second-difference form of extract §4.2.
@@ -189,3 +198,8 @@ class QuantizedGaussian(Mechanism):
                   "derived (extract §3)", "worst", "="),
         ]
         return out
+
+
+def _log10(value: Fraction) -> float:
+    """log10 of a positive Fraction, from its integers (the ratio may exceed float's range)."""
+    return math.log10(value.numerator) - math.log10(value.denominator)

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..mechanisms import Mechanism, log_pmf
+from ..mechanisms.base import check_log_range
 from . import exact, fast, levels
 
 ENGINES = ("fast", "exact")
@@ -126,6 +127,8 @@ class ExactEngine:
             total = mpmath.fsum(probabilities)
             if any(p < 0 or mpmath.isnan(p) for p in probabilities) or abs(total - 1) > mpmath.mpf(10) ** (-self.dps):
                 raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
+            smallest = min(p for p in probabilities if p > 0)
+            check_log_range(mechanism, x, mpmath.log(smallest), exact.LOG_LIMIT, "the exact engine")
             return exact.from_mpmath(probabilities)
 
     @staticmethod
