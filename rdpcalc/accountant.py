@@ -164,6 +164,8 @@ class GaussianEvent(DpEvent):
                 raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
         if not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
             raise ParameterError("sample_rate", f"must lie in (0, 1], got {sample_rate!r}")
+        _check_ratio(float(sensitivity), float(sigma), "--sensitivity", "--sigma", "Δ/σ", MAX_GAUSSIAN_RATIO,
+                     "α(Δ/σ)²/2 at α ≤ 10⁴")
         self.sigma, self.sensitivity, self.sample_rate = float(sigma), float(sensitivity), float(sample_rate)
 
     def rdp_curve(self, orders=None) -> acc.RdpCurve:
@@ -218,14 +220,16 @@ class LaplaceEvent(DpEvent):
         for label, value in (("scale", scale), ("sensitivity", sensitivity)):
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
+        _check_ratio(float(sensitivity), float(scale), "--sensitivity", "--scale", "Δ/b", MAX_LAPLACE_RATIO,
+                     "ε = Δ/b")
         self.scale, self.sensitivity = float(scale), float(sensitivity)
 
     def rdp_curve(self, orders=None) -> acc.RdpCurve:
         return acc.laplace_curve(self.scale, self.sensitivity, acc.ORDERS if orders is None else orders)
 
     def pld(self, discretization: float = pldlib.DISCRETIZATION):
-        t = min(pldlib.LOSS_CAP, self.sensitivity / self.scale)
-        reach = math.ceil(t / discretization)
+        t = self.sensitivity / self.scale  # the curve's own t: losses beyond the grid go to +∞
+        reach = math.ceil(min(pldlib.LOSS_CAP, t) / discretization)
         log_t = np.arange(-reach, reach + 1) * discretization
         values = np.clip(-np.expm1((np.minimum(log_t, t) - t) / 2), 0.0, 1.0)
         values = np.where(log_t < -t, -np.expm1(log_t), values)
@@ -234,6 +238,22 @@ class LaplaceEvent(DpEvent):
 
     def describe(self) -> str:
         return f"Laplace b = {self.scale:g}, Δ = {self.sensitivity:g}"
+
+
+#: the reference mechanisms' sensitivity-to-noise ratios within which their curves are floats
+MAX_GAUSSIAN_RATIO = 1e150
+MAX_LAPLACE_RATIO = 1e300
+
+
+def _check_ratio(sensitivity: float, noise: float, sensitivity_option: str, noise_option: str, name: str,
+                 limit: float, what: str) -> None:
+    """:class:`ParameterError` unless 1/limit ≤ sensitivity/noise ≤ limit (where ``what`` stays
+    within float64 and above 0), naming the option of the two further from 1 (the extreme one)."""
+    log_ratio = math.log10(sensitivity) - math.log10(noise)
+    if abs(log_ratio) > math.log10(limit):
+        extreme = sensitivity_option if abs(math.log10(sensitivity)) >= abs(math.log10(noise)) else noise_option
+        raise ParameterError(extreme, f"{name} must lie within [{1 / limit:.0e}, {limit:.0e}] ({what} stays a float), "
+                                      f"got {10 ** (log_ratio % 1):.3g}e{math.floor(log_ratio):+d}")
 
 
 def _gaussian_curve(log_t: np.ndarray, mu: float) -> np.ndarray:

@@ -70,7 +70,8 @@ class RdpCurve:
 def gaussian_curve(sigma: float, sensitivity: float = 1.0, orders=ORDERS) -> RdpCurve:
     """α Δ² / (2σ²) (Mironov 2017)."""
     orders = np.asarray(orders, dtype=float)
-    return RdpCurve(orders, orders * sensitivity**2 / (2 * sigma**2))
+    ratio = sensitivity / sigma  # not Δ² and σ² apart: 1e300² overflows, 1e−300² underflows
+    return RdpCurve(orders, orders * ratio * ratio / 2)
 
 
 def laplace_curve(scale: float, sensitivity: float = 1.0, orders=ORDERS) -> RdpCurve:
