@@ -56,13 +56,15 @@ def dithered_cell_entropy(step, t: Number) -> np.ndarray:
         log₂(t/w) + (w/t)/(2 ln 2)      (w ≤ t);
     for c ≥ 1 at most one cell boundary falls in [0, t] (probability 1/c), at a uniform position,
     giving (t/w)/(2 ln 2). (The fixed-step Irwin–Hall entropy of §9.6 is this at w = 2σ√(3n).)"""
-    return _cell_entropy(np.asarray(step, float) / check_t(t))
+    return _cell_entropy(np.asarray(step, float), check_t(t))
 
 
-def _cell_entropy(ratio) -> np.ndarray:
-    """``dithered_cell_entropy`` as a function of c = w/t."""
-    with np.errstate(divide="ignore"):
-        return np.where(ratio <= 1, -np.log2(ratio) + ratio * LOG2_E / 2, LOG2_E / (2 * ratio))
+def _cell_entropy(step, t: float) -> np.ndarray:
+    """``dithered_cell_entropy`` in c = w/t, with log₂ c as log₂ w − log₂ t (w/t underflows to 0
+    at t/w = 1e600, which made the entropy +∞)."""
+    ratio = step / t
+    with np.errstate(divide="ignore"):  # np.where evaluates both branches
+        return np.where(ratio <= 1, np.log2(t) - np.log2(step) + ratio * LOG2_E / 2, LOG2_E / (2 * ratio))
 
 
 def _step_of_depth(noise: str, quantizer: str, depth, sigma: float) -> np.ndarray:
@@ -73,8 +75,10 @@ def _step_of_depth(noise: str, quantizer: str, depth, sigma: float) -> np.ndarra
 
 
 def _depth_of_halfwidth(noise: str, half: float, sigma: float) -> float:
-    """The depth r with b⁺(r) = ``half``: (half/σ)²/2 (Gaussian) or half/b (Laplace)."""
-    return 0.5 * (half / sigma) ** 2 if noise == GAUSS else half / laplace_scale(sigma)
+    """The depth r with b⁺(r) = ``half``: (half/σ)²/2 (Gaussian) or half/b (Laplace); +inf where
+    that exceeds float64 (half/σ > 1e154: far beyond DEPTH_CUTOFF either way)."""
+    ratio = half / sigma if noise == GAUSS else half / laplace_scale(sigma)
+    return 0.5 * ratio * ratio if noise == GAUSS else ratio
 
 
 def _step_breakpoints(noise: str, quantizer: str, sigma: float, t: float) -> list[float]:
@@ -85,11 +89,13 @@ def _step_breakpoints(noise: str, quantizer: str, sigma: float, t: float) -> lis
         return [_depth_of_halfwidth(noise, t / 2, sigma)]
     points = [math.log(2)]
     if t > minimal_shifted_step(noise, sigma):
-        # at the depth where b⁺ = t the step exceeds t by b⁺(r*), which can round to 0: bracket past it
-        upper = _depth_of_halfwidth(noise, t, sigma) + 1.0
-        right = optimize.brentq(lambda r: float(_step_of_depth(noise, quantizer, r, sigma)) - t,
-                                math.log(2), upper, xtol=1e-14)
-        points += [float(flipped_depth(right)), right]
+        # at the depth where b⁺ = t the step exceeds t by b⁺(r*), which can round to 0: bracket past
+        # it; a root beyond DEPTH_CUTOFF (and its partner r* < e^{−80}) does not split the integral
+        upper = min(_depth_of_halfwidth(noise, t, sigma) + 1.0, DEPTH_CUTOFF)
+        if float(_step_of_depth(noise, quantizer, upper, sigma)) > t:
+            right = optimize.brentq(lambda r: float(_step_of_depth(noise, quantizer, r, sigma)) - t,
+                                    math.log(2), upper, xtol=1e-14)
+            points += [float(flipped_depth(right)), right]
     return points
 
 
@@ -106,7 +112,7 @@ def conditional_entropy(noise: str, quantizer: str, sigma: Number, t: Number) ->
 
     def integrand(r):
         weight = r ** (shape - 1) * math.exp(-r) / norm
-        return weight * float(_cell_entropy(_step_of_depth(noise, quantizer, r, sigma) / t))
+        return weight * float(_cell_entropy(_step_of_depth(noise, quantizer, r, sigma), t))
 
     edges = [0.0, *sorted(p for p in _step_breakpoints(noise, quantizer, sigma, t) if p < DEPTH_CUTOFF), DEPTH_CUTOFF]
     return sum(integrate.quad(integrand, low, high, limit=200, epsabs=1e-11, epsrel=1e-10)[0]
@@ -131,7 +137,7 @@ def shifted_upper_bound(noise: str, sigma: Number, t: Number) -> float:
 def shifted_fixed_length(noise: str, sigma: Number, t: Number) -> int:
     """⌈log₂(2 + t/η_Z)⌉: fixed-length bits of the shifted quantizer for X in an interval of length
     t (Prop. 2, |Supp M| ≤ 2 + t/η_Z). The direct quantizer has none (its step 2σχ₃ → 0)."""
-    return math.ceil(math.log2(2 + check_t(t) / minimal_shifted_step(noise, sigma)))
+    return math.ceil(_log2_sum(check_t(t), minimal_shifted_step(noise, sigma), 2))
 
 
 def aggregate_bits_bound(n: int, sigma: Number, t: Number) -> float:
@@ -143,13 +149,18 @@ def aggregate_bits_bound(n: int, sigma: Number, t: Number) -> float:
     n, t = check_clients(n), check_t(t)
     w = client_step(n, sigma)
     ratio = math.sqrt(2 / math.pi) / float(irwin_hall_mean_abs(n))
-    return theorem2_bound(n) + math.log2(t / w) + 3 * w * LOG2_E / t * ratio + 1
+    return theorem2_bound(n) + math.log2(t) - math.log2(w) + 3 * w * LOG2_E / t * ratio + 1
 
 
 def irwin_hall_fixed_length(n: int, sigma: Number, t: Number) -> int:
     """⌈log₂(t/w + 3)⌉, w = 2σ√(3n): fixed-length bits per client of the Irwin–Hall mechanism for
     |x_i| ≤ t/2 (|M_i| ≤ ⌈t/(2w)⌉; §4.5 with A = 1)."""
-    return math.ceil(math.log2(check_t(t) / client_step(n, sigma) + 3))
+    return math.ceil(_log2_sum(check_t(t), client_step(n, sigma), 3))
+
+
+def _log2_sum(t: float, w: float, extra: int) -> float:
+    """log₂(t/w + extra) as log₂ t − log₂ w + log₂(1 + extra·w/t) (t/w overflows at 1e600)."""
+    return math.log2(t) - math.log2(w) + math.log2(1 + extra * (w / t))
 
 
 def irwin_hall_entropy(n: int, sigma: Number, t: Number) -> float:
