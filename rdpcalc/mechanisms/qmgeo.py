@@ -146,9 +146,10 @@ class QMGeo(Mechanism):
 
     # ------------------------------------------------------------------ pmf
     def _geometric(self, length: int, normaliser_length: int) -> list:
-        """p q^i / (1 − q^normaliser_length), i = 0 … length−1 (0^0 = 1 at p = 1)."""
+        """p q^i / (1 − q^normaliser_length), i = 0 … length−1 (0^0 = 1 at p = 1); the normaliser
+        as −expm1(L log1p(−p)), which 1 − q^L cancels to 0 at p = 1e−300."""
         p, q = to_mpf(self.p), to_mpf(1 - self.p)
-        normaliser = 1 - q**normaliser_length
+        normaliser = -mpmath.expm1(normaliser_length * mpmath.log1p(-p)) if self.p < 1 else mpmath.mpf(normaliser_length > 0)
         if normaliser == 0:
             raise ParameterError("--normalisers", "printed: eq. (10)/(11) divides by zero in this edge interval "
                                                   "(use --normalisers text)")
