@@ -20,6 +20,8 @@ from rdpcalc.numerics import make_engine
 
 HOSTILE = ["", "-1", "0", "-0", "nan", "NaN", "inf", "-inf", "∞", "1e400", "1e-400", "abc", "1/3", "0x1F", " 7 ",
            "1e9", "2", "3", "0.5", "1.5", "16", "0.999999999999", "1e-12", "--", "2001"]
+#: magnitudes at and beyond the accepted range [1e-300, 1e300], levels at the limit
+EXTREME = ["1e300", "-1e300", "9.99e300", "1e-300", "1.0000001e-300", "1e299", "4096", "4097", "1e-9", "60", "300"]
 VALID = {
     "rqm": {"--c": "1.5", "--delta": "1.5", "--m": "8", "--q": "0.42"},
     "pbm": {"--c": "1.5", "--theta": "0.25", "--trials": "8"},
@@ -29,13 +31,19 @@ VALID = {
 }
 COMMAND_OPTIONS = {
     "divergence": ["--n", "--alpha", "--alphas", "--engine", "--dps", "--neighbours", "--x", "--x-prime", "--seed",
-                   "--grid", "--margin", "--k-others"],
+                   "--grid", "--margin", "--k-others", "--budget"],
     "pmf": ["--x", "--dps"],
     "bound": ["--alpha", "--engine"],
-    "mc": ["--x", "--seed", "--n", "--x-prime"],
-    "account": ["--n", "--clients", "--rounds", "--dim", "--delta-target", "--observer", "--sampling"],
+    "mc": ["--x", "--seed", "--n", "--x-prime", "--alpha"],
+    "account": ["--n", "--clients", "--rounds", "--dim", "--delta-target", "--observer", "--sampling", "--relation",
+                "--method", "--discretization", "--epsilon-target"],
 }
+CHOICES = ["worst", "paper", "pm-c", "exact", "fast", "local", "release", "server", "poisson", "add-remove", "pld", "rdp"]
 SMALL = {"--samples": "200", "--bootstrap": "10"}
+#: what an output option may be given: a new name, or a target that must be refused untouched
+TARGETS = ["new", "symlink", "fifo", "folder", "read-only", "empty", "missing-folder", "long-name"]
+MEMORY = [None] * 6 + ["64M", "1G", "5x"]
+COLUMNS = [None, "0", "20", "-3", "abc", "400"]
 
 
 @st.composite
@@ -44,35 +52,85 @@ def command_lines(draw):
     mechanism = draw(st.sampled_from([*MECHANISMS, "nope"]))
     argv = [command, mechanism]
     for option, value in VALID.get(mechanism, {}).items():
-        choice = draw(st.integers(0, 9))
-        if choice == 0:
-            continue  # missing
-        argv += [option, draw(st.sampled_from(HOSTILE)) if choice == 1 else value]
-    for option in draw(st.lists(st.sampled_from(COMMAND_OPTIONS[command]), max_size=3, unique=True)):
-        argv += [option, draw(st.sampled_from(HOSTILE + ["worst", "paper", "exact", "fast", "local", "poisson"]))]
+        choice = draw(st.sampled_from(["valid"] * 12 + ["missing", "hostile", "extreme", "extreme"]))
+        if choice == "missing":
+            continue
+        if choice != "valid":
+            value = draw(st.sampled_from(HOSTILE if choice == "hostile" else EXTREME))
+        argv += [option, value]
+    options = draw(st.lists(st.sampled_from(COMMAND_OPTIONS[command]), max_size=2, unique=True)
+                   if draw(st.booleans()) else st.just([]))
+    for option in options:
+        argv += [option, draw(st.sampled_from(HOSTILE + EXTREME + CHOICES))]
+    if command in ("mc", "pmf") and "--x" not in options:
+        argv += ["--x", "0.25"]
     if command == "mc":
         argv += [item for pair in SMALL.items() for item in pair]
-    return argv
+    memory = draw(st.sampled_from(MEMORY))
+    return argv + (["--max-memory", memory] if memory else [])
+
+
+def _make_target(kind: str, folder):
+    """The --csv path of a fuzzed run; returns (path, check) where check() tells whether the
+    target and the folder are as they were."""
+    target = folder / "out.csv"
+    keep = folder / "keep.csv"
+    keep.write_text("keep\n")
+    if kind == "symlink":
+        target.symlink_to(keep)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    elif kind == "read-only":
+        target.write_text("read only\n")
+        target.chmod(0o444)
+    elif kind == "missing-folder":
+        target = folder / "missing" / "out.csv"
+    elif kind == "long-name":
+        target = folder / ("n" * 300)
+    before = sorted(p.name for p in folder.iterdir())
+
+    def unchanged() -> bool:
+        return sorted(p.name for p in folder.iterdir()) == before and keep.read_text() == "keep\n" and (
+            kind != "read-only" or target.read_text() == "read only\n")
+
+    return ("" if kind == "empty" else str(target)), unchanged
 
 
 @settings(max_examples=int(os.environ.get("RDPCALC_FUZZ", "1000")), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(argv=command_lines(), with_csv=st.booleans(), as_json=st.booleans())
-def test_fuzzed_command_lines_exit_0_or_2_with_one_line(argv, with_csv, as_json, tmp_path_factory, capsys):
+@given(argv=command_lines(), target=st.sampled_from([None, None, *TARGETS]), as_json=st.booleans(),
+       columns=st.sampled_from(COLUMNS))
+def test_fuzzed_command_lines_exit_0_or_2_with_one_line(argv, target, as_json, columns, tmp_path_factory, capsys,
+                                                        monkeypatch):
     folder = tmp_path_factory.mktemp("fuzz")
-    target = folder / "out.csv"
-    argv = [*argv, *(["--csv", str(target)] if with_csv else []), *(["--json"] if as_json else [])]
+    unchanged = None
+    if target is not None:
+        path, unchanged = _make_target(target, folder)
+        argv = [*argv, "--csv", path]
+    argv = [*argv, *(["--json"] if as_json else [])]
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
     code = main(argv)
     out, err = capsys.readouterr()
     assert code in (0, 2), (argv, err)
     assert "Traceback" not in err and "internal error" not in err
+    assert "nan" not in out.lower().replace("nano", ""), (argv, out)
     if code == 2:
         assert err.count("\n") == 1 and err.startswith("rdpcalc: error:"), (argv, err)
-        assert not target.exists() and [p.name for p in folder.iterdir()] == []
-    elif as_json:
+    if target not in (None, "new") or code == 2:
+        assert unchanged is None or unchanged(), (argv, target)
+        assert not [p for p in folder.rglob("*.tmp")]
+    if code == 0 and target not in (None, "new"):
+        raise AssertionError(f"the unsafe --csv target {target} was accepted: {argv}")
+    if code == 0 and as_json:
         records = json.loads(out)
         assert isinstance(records, list) and records
-        assert "NaN" not in out
+    elif code == 0:
+        assert "…" not in out, (argv, out)
 
 
 @settings(max_examples=30, deadline=None)
