@@ -18,16 +18,17 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from . import resources
 from .accountant import METHODS, PER_ROUND, RELATIONS, check_relation
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import Exact
-from .neighbours import DivergencePoint, choose_neighbours, divergences
+from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs
 from .numerics import make_engine
 from .orders import collect_alphas
 from .pld import check_discretization
-from .worstcase import EXHAUSTIVE_BUDGET
+from .worstcase import EXHAUSTIVE_BUDGET, Cost, search_costs
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -82,8 +83,16 @@ def divergence(
     engine_obj = make_engine(engine, dps)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
     chosen = choose_neighbours(mechanism, n, neighbours, k, x, x_prime, seed, inputs, inputs_text, k_option, budget)
+    require_costs(peak_costs(mechanism, n, len(orders), chosen, engine_obj, inputs_text.split(":")[0] or None))
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     return [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj) for point in points]
+
+
+def require_costs(costs: Sequence[Cost]) -> None:
+    """Refuse (:func:`rdpcalc.resources.require`) a computation whose estimated parts ``costs``
+    add up to more than the memory budget, naming the option of the largest part."""
+    largest = max(costs, key=lambda cost: cost.bytes)
+    resources.require(sum(cost.bytes for cost in costs), largest.option, largest.what)
 
 
 def check_distribution(mechanism: Mechanism) -> None:
@@ -178,6 +187,7 @@ def bound(
     engine: str = "fast",
     dps: int = 50,
     alpha_ranges: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
     **options,
 ) -> list[dict]:
     """The papers' bounds beside the exact single-client divergences.
@@ -185,7 +195,9 @@ def bound(
     Records of kind ``exact`` give D_α at the extreme pair (b, −b) and the worst over all
     input pairs; records of kind ``bound`` give each closed form with its source, the exact
     value it is checked against and whether it ``holds`` (None for values only reported).
-    ``options`` are the mechanism's extra bound parameters (``BOUND_PARAMS``).
+    ``options`` are the mechanism's extra bound parameters (``BOUND_PARAMS``). ``progress(done,
+    total)`` is called after each exact computation (total: the pair, the worst pair, each
+    margin and each pair a bound is checked against, known before the first).
     """
     orders = collect_alphas(_order_texts(alphas), alpha_ranges)
     if math.inf not in orders:
@@ -193,11 +205,22 @@ def bound(
     with mpmath.workdps(dps):
         items = mechanism.bounds(orders, **options)
     needed = sorted(set(orders) | {item.alpha for item in items if item.alpha is not None})
+    total = 2 + len(mechanism.MARGIN_STUDY) + sum(isinstance(item.target, tuple) and bool(item.relation)
+                                                  for item in items)
+    done = [0]
+
+    def advance() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
     base = {"mechanism": mechanism.name, **mechanism.parameters(), "n": 1}
     records = []
     exact_values: dict = {}
     for target, protocol, label in (("pair", "paper", "pair (±b)"), ("worst", "worst", "worst pair")):
-        for row in divergence(mechanism, 1, needed, neighbours=protocol, engine=engine, dps=dps):
+        rows = divergence(mechanism, 1, needed, neighbours=protocol, engine=engine, dps=dps)
+        advance()
+        for row in rows:
             exact_values[(target, row["alpha"])] = row["divergence"]
             if row["alpha"] in orders:
                 records.append(
@@ -206,7 +229,9 @@ def bound(
                      "x_prime": row["x_prime"], "compares": "", "holds": None, "note": ""}
                 )
     for eta in mechanism.MARGIN_STUDY:
-        for row in divergence(mechanism, 1, orders, margin=eta, engine=engine, dps=dps):
+        rows = divergence(mechanism, 1, orders, margin=eta, engine=engine, dps=dps)
+        advance()
+        for row in rows:
             records.append(
                 {**base, "kind": "exact", "quantity": f"D_α, worst pair ≥ {float(eta):g}·Δ from the levels",
                  "alpha": row["alpha"], "value": row["divergence"], "source": f"{engine} engine", "x": row["x"],
@@ -222,6 +247,7 @@ def bound(
                 x, x_prime = item.target
                 exact_value = divergence(mechanism, 1, [item.alpha], x=x, x_prime=x_prime, engine=engine,
                                          dps=dps)[0]["divergence"]
+                advance()
                 described = f"D_α(P_{float(x):g} ‖ P_{float(x_prime):g})"
             else:
                 exact_value = exact_values[(item.target, item.alpha)]
@@ -331,6 +357,7 @@ def account_run(
     method: str | None = None,
     discretization: float = 1e-4,
     relation: str = "replace-one",
+    progress: Callable[[int, int], None] | None = None,
 ) -> AccountedRun:
     """A whole run of a quantization mechanism, composed: d coordinates per round, n of
     ``clients`` sampled per round, ``rounds`` rounds (see :class:`rdpcalc.accountant.MechanismEvent`).
@@ -349,7 +376,11 @@ def account_run(
     or ``rdp``; by default ``rdp`` where the sample is hidden and sampled (no PLD amplification
     bound for sampling without replacement is implemented). ``discretization``: the PLD's grid
     step in nats. ``per_round`` (``certified`` or ``found``) picks the per-round worst case of a
-    sum of n > 1 clients."""
+    sum of n > 1 clients.
+
+    The per-round worst case's memory is estimated first (:func:`per_round_costs`) and refused
+    beyond the budget. ``progress(done, total)`` is called after each stage: the per-round
+    curve, the per-round PLD (method ``pld``), the compositions (total 2 or 3)."""
     from . import accounting as acc
     from .accountant import MechanismEvent
 
@@ -377,6 +408,15 @@ def account_run(
     participation = _participation(participation, rounds, observer, rate)
     event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
                            engine=engine, dps=dps, relation=relation, sampling=sampling)
+    if relation == "replace-one" and event.clients_in_sum > 1:
+        require_costs(per_round_costs(mechanism, event.clients_in_sum, amplified, engine, dps))
+    stages = 3 if method == "pld" else 2
+    _report(progress, 0, stages)
+    event.coordinate_curve()
+    _report(progress, 1, stages)
+    if method == "pld":
+        event.round_pld(discretization)
+        _report(progress, 2, stages)
     base = {"mechanism": mechanism.name, "parameters": mechanism.parameters(), "n": n, "clients": clients,
             "sample_rate": rate, "rounds": rounds, "dim": dim, "observer": observer,
             "observer_text": acc.OBSERVER_TEXT[observer], "relation": relation,
@@ -389,7 +429,23 @@ def account_run(
         round_pld = event.round_pld(discretization)
         base.update({"discretization": discretization, "per_round_pld": round_pld.family,
                      "pld_attained": round_pld.attained})
+    _report(progress, stages, stages)
     return run
+
+
+def _report(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def per_round_costs(mechanism, clients_in_sum: int, amplified: bool, engine: str, dps: int) -> list[Cost]:
+    """The parts of the per-round worst case's peak memory (:func:`rdpcalc.worstcase.search_costs`
+    at the accountant's orders: :data:`rdpcalc.accounting.ORDERS`, with the integer orders
+    where the run is amplified, and ∞)."""
+    from . import accounting as acc
+
+    orders = len(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else len(acc.ORDERS)
+    return search_costs(mechanism, clients_in_sum, orders + 1, EXHAUSTIVE_BUDGET, dps if engine == "exact" else None)
 
 
 def _method(method: str | None, amplified: bool, why_not_pld: str) -> str:
@@ -519,13 +575,20 @@ SOLVABLE = {
 }
 
 
-def calibrate(name: str, params: dict, solve: str, target_epsilon: float, progress=None, **run) -> dict:
+#: the most evaluations of the whole run's ε that calibrate's solver makes between the ends
+CALIBRATE_EVALUATIONS = 60
+
+
+def calibrate(name: str, params: dict, solve: str, target_epsilon: float,
+              progress: Callable[[int, int], None] | None = None, **run) -> dict:
     """The value of parameter ``solve`` at which the whole run's ε meets ``target_epsilon``
     (at δ = run["delta_target"]), by regula falsi (:func:`rdpcalc.accounting.solve_monotone`);
     ε must be monotone in that parameter (the target is checked to lie between the ends).
     Returns the accounted record at the value found, on the safe side (ε ≤ target), with
     ``solved`` and ``value``. ``run``: the arguments of :func:`account`
-    (or, for gaussian/laplace, of :func:`account_reference`)."""
+    (or, for gaussian/laplace, of :func:`account_reference`). ``progress(done, total)`` is called
+    before each evaluation of ε; the total (63: the two ends, at most CALIBRATE_EVALUATIONS, the
+    record) is an upper bound, reached at the end."""
     from .accounting import solve_monotone
 
     if name not in SOLVABLE or solve not in SOLVABLE[name]:
@@ -541,19 +604,21 @@ def calibrate(name: str, params: dict, solve: str, target_epsilon: float, progre
         return account(make_mechanism(name, **{**params, solve: value}), **run)
 
     calls = [0]
+    total = 2 + CALIBRATE_EVALUATIONS + 1  # the ends, the solver's evaluations at most, the record
 
     def epsilon_at(value: float) -> float:
         calls[0] += 1
-        if progress is not None:
-            progress(calls[0], max(calls[0] + 1, 16))
+        _report(progress, calls[0], total)
         return run_at(value)["epsilon"]
 
     at_low, at_high = epsilon_at(low), epsilon_at(high)
     if not (min(at_low, at_high) <= target_epsilon <= max(at_low, at_high)):
         raise ParameterError("--target-eps", f"no {solve} in [{low:g}, {high:g}] meets ε = {target_epsilon:g}: ε runs "
                                              f"from {at_low:.6g} to {at_high:.6g} over that range")
-    value = solve_monotone(epsilon_at, low, high, target_epsilon, log_scale, (at_low, at_high))
+    value = solve_monotone(epsilon_at, low, high, target_epsilon, log_scale, (at_low, at_high),
+                           evaluations=CALIBRATE_EVALUATIONS)
     record = run_at(value)
+    _report(progress, total, total)
     record["solved"], record["value"], record["target_epsilon"] = solve, value, target_epsilon
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"
     return record

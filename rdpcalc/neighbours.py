@@ -33,6 +33,7 @@ from . import worstcase
 from .errors import ParameterError
 from .exactnum import fmt
 from .mechanisms import Mechanism
+from .numerics import levels
 from .worstcase import Configuration
 
 PROTOCOLS = ("worst", "pm-c", "paper")
@@ -166,6 +167,74 @@ def choose_neighbours(
     return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed, budget)
 
 
+#: bytes of the Python objects of one candidate pair of inputs (its tuple, its place in the
+#: grouping of :func:`_maximise`); measured ~300 B per pair with --grid 501 and 1001 (RQM)
+PAIR_BYTES = 320
+#: float64 arrays of a sum's support alive at once beside its rows (the divergences' and the
+#: fft method's temporaries); measured 94–116 B per point of two rows, RQM n = 3·10⁴ … 3·10⁵
+SUM_TEMPORARIES = 12
+#: the fft method's windows (levels of more than DIRECT_MAX_N clients): a batch of 2·10⁶
+#: complex numbers (measured: RQM --neighbours pm-c n = 2000, 165 MiB against 133 without it)
+FFT_BYTES = 32 * 2**20
+#: float64 arrays per configuration and order (the values per group, the stacked floats and
+#: the engine's values kept for the record)
+VALUE_ARRAYS = 3
+
+
+def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours, engine,
+               inputs_option: str | None = None) -> list[worstcase.Cost]:
+    """The parts of :func:`divergences`' peak memory (bytes), from its parameters, before it
+    runs (the worst protocol for n > 1: :func:`rdpcalc.worstcase.search_costs`). With P pairs
+    of inputs (the largest group sharing x: G pairs), S = n(m − 1) + 1 points of the sum and
+    r configurations of others per chunk (r ≤ CHUNK_ELEMENTS / S):
+
+    * pairs: PAIR_BYTES · P (``inputs_option``: the option that made the inputs, e.g. --grid);
+    * values: 8 · VALUE_ARRAYS · P · r · orders, plus ORDER_BYTES per order;
+    * sums, fast engine: 8 · S · (rows + 2·G·r + SUM_TEMPORARIES), rows = 3r + 1 with client 1
+      at ±b (the level's rows and the two selections), else r(1 + inputs); plus, with n ≤
+      DIRECT_MAX_N, the direct method's powers 4 · (m − 1) · (K² + L²) (K, L the largest powers
+      of A and B), else FFT_BYTES;
+    * sums, exact engine: the powers (K² + L²)(m − 1)/2 and the rows, each number
+      :func:`rdpcalc.worstcase.exact_number_bytes`.
+
+    Calibrated with tracemalloc (MiB measured / estimated), RQM Δ = c = 1, q = 0.4: m = 16,
+    k = 0, n = 3·10⁴: 52 / 94, n = 10⁵: 148 / 238; --neighbours pm-c n = 2000: 165 / 187;
+    --grid 301: 25 / 30, --grid 701: 139 / 161; 2000 orders: 7 / 12; exact engine n = 300,
+    k = 3: 47 / 56; m = 512: 22 / 25 (tests/test_resources.py checks a few)."""
+    if neighbours.protocol == "worst" and n > 1:
+        return worstcase.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
+    outputs = mechanism.support_size
+    size = n * (outputs - 1) + 1
+    pairs = len(neighbours.pairs)
+    rows = min(len(neighbours.ks), max(1, CHUNK_ELEMENTS // size))
+    groups: dict = {}
+    for x, _ in neighbours.pairs:
+        groups[x] = groups.get(x, 0) + 1
+    partners = max(groups.values())
+    inputs = set(groups) | {x_prime for _, x_prime in neighbours.pairs}
+    at_bounds = inputs <= {mechanism.bound, -mechanism.bound}
+    level_rows = 3 * rows + 1 if at_bounds else rows * (1 + len(inputs))
+    count = n if at_bounds else n - 1
+    high = max(neighbours.ks) + (1 if at_bounds else 0)
+    low = count - min(neighbours.ks)
+    powers = (high**2 + low**2) * (outputs - 1)
+    option = "--n" if n > 1 else worstcase.LEVELS_OPTION.get(mechanism.name, "--n")
+    sums = f"the sums of {n} client{'s' if n > 1 else ''} on {size} points, {rows} configurations at a time"
+    if engine.dps is None:
+        method = 4 * powers if count <= levels.DIRECT_MAX_N else FFT_BYTES
+        sum_bytes = 8 * size * (level_rows + 2 * partners * rows + SUM_TEMPORARIES) + method
+    else:
+        numbers = powers / 2 + size * (level_rows + 2 * partners * rows)
+        sum_bytes = numbers * worstcase.exact_number_bytes(engine.dps)
+        sums += f" at {engine.dps} digits"
+    return [
+        worstcase.Cost(PAIR_BYTES * pairs, inputs_option or option, f"{pairs} pairs of inputs"),
+        worstcase.Cost(8 * VALUE_ARRAYS * pairs * rows * orders + orders * worstcase.ORDER_BYTES, "--alphas",
+                       f"{orders} orders of {pairs * rows} configurations"),
+        worstcase.Cost(sum_bytes, option, sums),
+    ]
+
+
 def divergences(
     mechanism: Mechanism,
     n: int,
@@ -202,7 +271,13 @@ def divergences(
     chunk = max(1, CHUNK_ELEMENTS // size)
     clients = {} if at_bounds else {x: engine.client(mechanism, x) for x in inputs}
     best: list[DivergencePoint | None] = [None] * len(alphas)
-    done = 0
+    done = [0]
+
+    def advance(configurations: int) -> None:
+        done[0] += configurations
+        if progress is not None:
+            progress(done[0], neighbours.count)
+
     for start in range(0, len(neighbours.ks), chunk):
         ks = neighbours.ks[start : start + chunk]
         if at_bounds:
@@ -214,10 +289,7 @@ def divergences(
         else:
             rests = engine.sums(mechanism, n - 1, ks)
             totals = {x: engine.add_client(client, rests) for x, client in clients.items()}
-        _maximise(best, alphas, ks, neighbours.pairs, totals, engine, b, n)
-        done += len(ks) * len(neighbours.pairs)
-        if progress is not None:
-            progress(done, neighbours.count)
+        _maximise(best, alphas, ks, neighbours.pairs, totals, engine, b, n, advance)
     if neighbours.protocol == "worst":  # one client: every pair of breakpoints, exhaustive
         return [replace(point, upper=point.value, search="exhaustive", certificate="exhaustive: equal to the value")
                 for point in best]
@@ -229,12 +301,12 @@ def pm_others(b: Fraction, n: int, k: int) -> tuple[tuple[Fraction, int], ...]:
     return tuple((value, count) for value, count in ((-b, n - 1 - k), (b, k)) if count)
 
 
-def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n) -> None:
+def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n, advance: Callable[[int], None]) -> None:
     """Update ``best`` (one DivergencePoint or None per α) with the configurations
     (x, x', k) for k in ``ks``, where ``totals[x]`` is the batch of total pmfs, row i for
     ``ks[i]``. The pairs sharing their x are evaluated in one engine call (the input grids of
-    one client have millions of pairs); ties keep the first pair in ``pairs``, then the
-    first k."""
+    one client have millions of pairs), after which ``advance`` is told how many
+    configurations were evaluated; ties keep the first pair in ``pairs``, then the first k."""
     rows = len(ks)
     groups: dict = {}
     for index, (x, x_prime) in enumerate(pairs):
@@ -249,6 +321,7 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n) -> None
         precise.append(forward)
         for place, (index, _) in enumerate(members):
             located[index] = (group, place)
+        advance(len(members) * rows)
     grouped_order = [index for members in groups.values() for index, _ in members]
     floats = np.empty((len(pairs), rows, len(alphas)))
     floats[grouped_order] = np.concatenate(blocks)

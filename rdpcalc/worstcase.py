@@ -112,6 +112,80 @@ _MAX_CANDIDATES = 8
 _SEARCH_ORDERS = 8
 
 
+#: the option that sets each mechanism's number of levels (its breakpoints and support)
+LEVELS_OPTION = {"rqm": "--m", "pbm": "--trials", "qgauss": "--k", "qmgeo": "--R", "corbin": "--d"}
+#: bytes of one number of the exact engine: an MPFR object (~64 B) and its mantissa
+#: (3.32·dps bits); measured 69 B per number at dps 50 (powers of RQM m = 16, n = 100, 400)
+_EXACT_OBJECT_BYTES = 64
+#: float64 temporaries per row of a batch of screened values (the screen's result in both
+#: directions, the maximum per rest, the candidates' columns)
+_ORDER_ARRAYS = 4
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One part of a computation's estimated peak memory: ``bytes``, the command-line option
+    that drives it (the one to lower), and what it is."""
+
+    bytes: float
+    option: str
+    what: str
+
+
+def exact_number_bytes(dps: int) -> float:
+    """Bytes of one number of the exact engine at ``dps`` digits (see _EXACT_OBJECT_BYTES)."""
+    return _EXACT_OBJECT_BYTES + 3.33 * dps / 8
+
+
+def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUSTIVE_BUDGET,
+                 dps: int | None = None) -> list[Cost]:
+    """The parts of :func:`search`'s peak memory (bytes), from its parameters, before it runs.
+    With r breakpoints (kinds), m outputs per client and S = n(m − 1) + 1 points of the sum:
+
+    * batches: 8 · _BATCH_ELEMENTS (the rests and totals of one batch, :func:`_batched`);
+    * exhaustive over j others (the search, j = n − 1, when C(j + r − 1, r − 1) ≤ budget; else
+      the certificate's data-processing part, the largest j that fits): 24 · C(j + r − 1, r − 1)
+      · (j(m − 1) + 1) (the multisets' sums, built, concatenated and selected);
+    * the common-component bound (affine mechanisms, search not exhaustive): 8 · (r + 1) · n · S
+      (the powers of the component and each breakpoint's totals over them);
+    * PBM's relaxed family: 48 · S² (one level of S rows, two selections of it and the
+      screen's temporaries);
+    * orders: 8 · _ORDER_ARRAYS · rows · orders for the rescreen at every order (rows = the
+      batch's rests, _BATCH_ELEMENTS / (S(r + 2))), plus the per-order records;
+    * exact engine (``dps``): the configurations found, recomputed: n²(m − 1)/2 numbers.
+
+    Calibrated with tracemalloc: RQM m = 16 (10 breakpoints) n = 150: 57 MiB measured, 78
+    estimated; n = 300: 122 measured, 167 estimated; PBM 16 trials n = 150: 279 measured,
+    281 estimated."""
+    kinds, outputs = len(mechanism.breakpoints()), mechanism.support_size
+    size = n * (outputs - 1) + 1
+    costs = [Cost(8 * _BATCH_ELEMENTS, "--n", "the search's batches")]
+    exhaustive = multisets(n - 1, kinds) <= budget
+    family = mechanism.OTHERS_FAMILY
+    if exhaustive or family == "affine":
+        others = n - 1 if exhaustive else max((j for j in range(n - 1) if multisets(j, kinds) <= budget), default=0)
+        count = multisets(others, kinds)
+        costs.append(Cost(24 * count * (others * (outputs - 1) + 1), "--budget",
+                          f"the {count} multisets of {others} others over {kinds} breakpoints"))
+    if not exhaustive and family == "affine":
+        costs.append(Cost(8 * (kinds + 1) * n * size, "--n",
+                          f"the common-component bound over {kinds} breakpoints and {n} clients ({size} points)"))
+    if family == "relaxed":
+        costs.append(Cost(48 * size**2, "--n", f"the relaxed family of {size - 1} trials"))
+    rows = max(1, _BATCH_ELEMENTS // (size * (kinds + 2)))
+    costs.append(Cost(8 * _ORDER_ARRAYS * rows * orders + orders * ORDER_BYTES, "--alphas",
+                      f"{orders} orders over batches of {rows} configurations"))
+    if dps is not None:
+        costs.append(Cost(n * n * (outputs - 1) / 2 * exact_number_bytes(dps), "--n",
+                          f"the exact engine's sums of {n} clients at {dps} digits"))
+    return costs
+
+
+#: bytes kept per order: its record, its result and the engine's values (measured: 3.5 KB per
+#: order with 2000 and 8000 orders, RQM m = 16, n = 1)
+ORDER_BYTES = 4096
+
+
 @dataclass(frozen=True)
 class Configuration:
     """Client 1 at ``x`` (P) vs ``x_prime`` (Q); the others as (input, count) pairs, inputs
@@ -140,6 +214,22 @@ class SearchResult:
     upper: list[float]
     search: str
     certificate: str
+
+
+class _Stages:
+    """Progress over the stages of a search: each stage has a number of steps fixed before the
+    first report, so the total is known from the start (a stage that ends early, such as an
+    ascent that stops, jumps to its end)."""
+
+    def __init__(self, progress: Callable[[int, int], None] | None, steps: dict[str, int]):
+        self.progress, self.offsets, self.total = progress, {}, 0
+        for name, count in steps.items():
+            self.offsets[name] = self.total
+            self.total += count
+
+    def report(self, stage: str, done: int) -> None:
+        if self.progress is not None:
+            self.progress(self.offsets[stage] + done, self.total)
 
 
 def multisets(size: int, kinds: int) -> int:
@@ -331,8 +421,8 @@ class _History:
         return np.full(len(self.alphas), np.inf) if known is None else np.maximum(known, self.fallback)
 
 
-def _two_group(engine, evaluator: _Evaluator, others: int, sink: _Candidates, support: int, mirror: bool, progress,
-               previous: _History | None = None) -> dict:
+def _two_group(engine, evaluator: _Evaluator, others: int, sink: _Candidates, support: int, mirror: bool,
+               stages: _Stages, previous: _History | None = None) -> dict:
     """Every configuration with the others at (at most) two breakpoints, each once; returns the
     values for the next n's :class:`_History`.
 
@@ -364,8 +454,7 @@ def _two_group(engine, evaluator: _Evaluator, others: int, sink: _Candidates, su
             rests = engine.level(evaluator.clients[i], evaluator.clients[j], others, ts)
             values = _batched(engine, evaluator, rests, keys, sink, support)
             recorded.update({_canonical(key, mirror): row for key, row in zip(keys, values)})
-        if progress is not None:
-            progress(done + 1, len(kind_pairs) + 1)
+        stages.report("two-group", done + 1)
     return recorded
 
 
@@ -439,18 +528,23 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     support = n * (mechanism.support_size - 1) + 1
     mirror = mechanism.mirror_symmetric()
     mixture = None
-    if multisets(others, kinds) <= budget:
+    exhaustive = multisets(others, kinds) <= budget
+    pairs = len(_all_pairs(kinds))
+    searching = {"others": 1} if exhaustive else {"mixture": pairs * (mechanism.OTHERS_FAMILY == "affine"),
+                                                  "two-group": pairs, "ascent": len(_search_orders(alphas))}
+    stages = _Stages(progress, searching | {"accurate": 1, "certificate": 1})
+    if exhaustive:
         search_name = "exhaustive"
         candidates = _Candidates(len(alphas))
         _exhaustive(quick, _Evaluator(quick, clients, points, alphas), others, candidates, support, mirror)
+        stages.report("others", 1)
     else:
         search_name = "two-group+ascent"
-        candidates, mixture = _two_group_and_ascent(mechanism, n, alphas, quick, clients, progress,
+        candidates, mixture = _two_group_and_ascent(mechanism, n, alphas, quick, clients, stages,
                                                     {} if memo is None else memo)
     precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in points]
     best = _accurate(engine, precise_clients, points, alphas, candidates.configurations())
-    if progress is not None:
-        progress(1, 1)
+    stages.report("accurate", 1)
 
     if search_name == "exhaustive" and mechanism.OTHERS_FAMILY == "affine":
         upper, certificate = list(best.values), "exhaustive: equal to the value"
@@ -458,14 +552,15 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget, mixture, memo,
                                           best.values)
         upper = list(np.maximum(bound, best.values))
+    stages.report("certificate", 1)
     return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
                         search_name, certificate)
 
 
-def _two_group_and_ascent(mechanism, n, alphas, engine, clients, progress, memo: dict):
+def _two_group_and_ascent(mechanism, n, alphas, engine, clients, stages: _Stages, memo: dict):
     """The candidates of the two-group search and the ascent (module docstring), at every
     order; and the :class:`_MixtureBound` built to rule out client-1 pairs (None when the
-    mechanism's family has none)."""
+    mechanism's family has none). Reports the stages mixture, two-group and ascent."""
     points, kinds, others = list(mechanism.breakpoints()), len(clients), n - 1
     support, mirror = n * (mechanism.support_size - 1) + 1, mechanism.mirror_symmetric()
     orders = _search_orders(alphas)
@@ -473,7 +568,7 @@ def _two_group_and_ascent(mechanism, n, alphas, engine, clients, progress, memo:
     candidates = _Candidates(len(orders))
     pairs, fallback, mixture = None, np.full(len(orders), -np.inf), None
     if mechanism.OTHERS_FAMILY == "affine":  # the homogeneous configurations give a value to beat
-        mixture = _MixtureBound(mechanism, n, searched, engine, clients)
+        mixture = _MixtureBound(mechanism, n, searched, engine, clients, lambda done: stages.report("mixture", done))
         homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
         rests = engine.concat([multiset_sum(engine, clients, key) for key in homogeneous])
         _batched(engine, _Evaluator(engine, clients, points, searched), rests, homogeneous, candidates, support)
@@ -481,13 +576,14 @@ def _two_group_and_ascent(mechanism, n, alphas, engine, clients, progress, memo:
     evaluator = _Evaluator(engine, clients, points, searched, pairs)
     previous = memo.pop(("two-group", n - 1), None)
     previous = previous if previous is not None and previous.alphas == tuple(searched) else None
-    recorded = _two_group(engine, evaluator, others, candidates, support, mirror, progress, previous)
+    recorded = _two_group(engine, evaluator, others, candidates, support, mirror, stages, previous)
     memo[("two-group", n)] = _History(tuple(searched), recorded, fallback)
     starts: dict[tuple, list[int]] = {}
     for order, entries in enumerate(candidates.lists):
         starts.setdefault(_counts(entries[0][1], points), []).append(order)
-    for start, chosen in starts.items():
+    for done, (start, chosen) in enumerate(starts.items()):
         _ascent(engine, evaluator, start, chosen, candidates, support)
+        stages.report("ascent", done + 1)
     if len(orders) < len(alphas):
         candidates = _rescreen(engine, clients, points, alphas, candidates.configurations(), mechanism.support_size)
     return candidates, mixture
@@ -603,7 +699,7 @@ class _MixtureBound:
     K ~ Binomial(n − 1, λ) others reduced to their common component C. Screened per pair;
     :meth:`bound` recomputes accurately the pairs near the top."""
 
-    def __init__(self, mechanism, n, alphas, engine, clients):
+    def __init__(self, mechanism, n, alphas, engine, clients, report: Callable[[int], None] | None = None):
         share, component = common_component(mechanism, max(40, (engine.dps or 0) + 10))
         self.engine, self.alphas, self.n, self.share = engine, list(alphas), n, float(share)
         others = n - 1
@@ -611,10 +707,12 @@ class _MixtureBound:
         self.log_weights = np.array([log_binomial_pmf(others, k, self.share) for k in range(n)])
         self.totals = [engine.add_client(client, rows) for client in clients]
         self.screened = {}
-        for i, j in _all_pairs(len(clients)):
+        for done, (i, j) in enumerate(_all_pairs(len(clients))):
             forward, backward = engine.screen_both(self.totals[i], self.totals[j], self.alphas)
             self.screened[i, j] = _mix(forward, self.log_weights, self.alphas)
             self.screened[j, i] = _mix(backward, self.log_weights, self.alphas)
+            if report is not None:
+                report(done + 1)
 
     def pairs_reaching(self, lower: np.ndarray, orders: Sequence[int], mirror: bool):
         """The unordered pairs whose bound, in either direction, reaches ``lower`` (values at the
