@@ -24,11 +24,11 @@ from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import Exact
-from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs
+from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs, require_pairs
 from .numerics import make_engine
 from .orders import collect_alphas
 from .pld import check_discretization
-from .worstcase import EXHAUSTIVE_BUDGET, Cost, search_costs
+from .worstcase import EXHAUSTIVE_BUDGET, LEVELS_OPTION, Cost, search_costs
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -202,6 +202,7 @@ def bound(
     orders = collect_alphas(_order_texts(alphas), alpha_ranges)
     if math.inf not in orders:
         orders.append(math.inf)
+    require_pairs(len(mechanism.breakpoints()), LEVELS_OPTION.get(mechanism.name, "--n"))  # before the closed forms
     with mpmath.workdps(dps):
         items = mechanism.bounds(orders, **options)
     needed = sorted(set(orders) | {item.alpha for item in items if item.alpha is not None})

@@ -29,7 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import worstcase
+from . import resources, worstcase
 from .errors import ParameterError
 from .exactnum import fmt
 from .mechanisms import Mechanism
@@ -134,10 +134,12 @@ def choose_neighbours(
         pair_text = f"x₁ = {fmt(pair[0])} vs {fmt(pair[1])}"
     elif inputs is not None:
         points = tuple(mechanism.check_input(v) for v in inputs)
+        require_pairs(len(points), inputs_text.split(":")[0] or "--grid")
         pairs = tuple((a, c) for a in points for c in points if a != c)
         pair_text = f"max over all ordered pairs of {inputs_text}"
     elif protocol == "worst" and n == 1 and k is None:
         points = mechanism.breakpoints()
+        require_pairs(len(points), worstcase.LEVELS_OPTION.get(mechanism.name, "--n"))
         pairs = tuple((a, c) for a in points for c in points if a != c)
         pair_text = f"max over all ordered pairs of the {len(points)} breakpoints"
     elif protocol == "paper":
@@ -233,6 +235,13 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
                        f"{orders} orders of {pairs * rows} configurations"),
         worstcase.Cost(sum_bytes, option, sums),
     ]
+
+
+def require_pairs(points: int, option: str) -> None:
+    """Refuse, before they are built, the ordered pairs of ``points`` inputs whose objects alone
+    (PAIR_BYTES each) exceed the memory budget; :func:`peak_costs` adds the rest."""
+    count = points * (points - 1)
+    resources.require(PAIR_BYTES * count, option, f"{count} pairs of inputs")
 
 
 def divergences(

@@ -1,0 +1,110 @@
+"""Memory estimates against measurements, refusals beyond the budget, progress totals."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from rdpcalc import api, resources
+from rdpcalc.cli import main
+
+
+def _rqm(m: int = 16):
+    return api.make_mechanism("rqm", c=1, delta=1, m=m, q="0.4")
+
+
+def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
+    """The peak traced memory of ``call()`` and the estimate api.require_costs was given."""
+    estimates = []
+    original = api.require_costs
+
+    def spy(costs):
+        estimates.append(sum(cost.bytes for cost in costs))
+        original(costs)
+
+    monkeypatch.setattr(api, "require_costs", spy)
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, estimates[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: api.divergence(_rqm(), n=20_000, k=0, alphas=[2]),
+    lambda: api.divergence(_rqm(), grid=201, alphas=[2]),
+    lambda: api.divergence(_rqm(), n=300, neighbours="pm-c", alphas=[2, 10]),
+    lambda: api.divergence(_rqm(), n=60, alphas=[2, "inf"]),
+    lambda: api.divergence(_rqm(), n=120, k=3, engine="exact", alphas=[2]),
+], ids=["explicit-k", "grid", "pm-c", "worst-search", "exact"])
+def test_estimate_bounds_the_measured_peak(monkeypatch, call):
+    measured, estimated = _measured_and_estimated(monkeypatch, call)
+    assert measured <= estimated <= 20 * max(measured, 2**20)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["divergence", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4096", "--n", "100000", "--k", "0"], "--n"),
+    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--grid", "2001"], "--grid"),
+    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--alphas", "1.01:1000:100000"],
+     "--alphas"),
+    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4096", "--q", "0.4"], "--m"),
+    (["divergence", "qmgeo", "--R", "4096", "--p", "0.5", "--w-max", "1"], "--R"),
+    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "2000",
+      "--neighbours", "pm-c"], "--n"),
+    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1000"], "--n"),
+    (["divergence", "pbm", "--c", "1", "--theta", "0.25", "--trials", "64", "--n", "200"], "--n"),
+    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1300", "--k", "3",
+      "--engine", "exact", "--dps", "1000"], "--n"),
+    (["bound", "rqm", "--c", "1", "--delta", "1", "--m", "4096", "--q", "0.4"], "--m"),
+    (["account", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1000", "--rounds", "10"],
+     "--n"),
+])
+def test_beyond_the_budget_exits_2_naming_the_option(capsys, monkeypatch, argv, option):
+    monkeypatch.setenv(resources.ENVIRONMENT_VARIABLE, "64M")  # (main resets a budget set in Python)
+    code = main(argv)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(lines) == 1 and option in lines[0] and "--max-memory" in lines[0], lines
+
+
+def _totals(call) -> list[tuple[int, int]]:
+    reports = []
+    call(lambda done, total: reports.append((done, total)))
+    return reports
+
+
+def _check_real_total(reports) -> None:
+    totals = {total for _, total in reports}
+    assert len(totals) == 1 and None not in totals
+    dones = [done for done, _ in reports]
+    assert dones == sorted(dones) and dones[-1] == reports[0][1]
+
+
+def test_one_client_grid_reports_each_group():
+    reports = _totals(lambda p: api.divergence(_rqm(), grid=41, alphas=[2], progress=p))
+    _check_real_total(reports)
+    assert len(reports) == 41
+
+
+def test_worst_case_search_reports_stages_with_one_total():
+    reports = _totals(lambda p: api.divergence(_rqm(), n=8, alphas=[2], budget=10, progress=p))
+    _check_real_total(reports)
+    assert len(reports) > 5
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: api.account_run(_rqm(), n=3, rounds=5, progress=p),
+    lambda p: api.bound(_rqm(), alphas=[2], progress=p),
+])
+def test_account_and_bound_report_a_real_total(call):
+    _check_real_total(_totals(call))
+
+
+def test_calibrate_reports_a_fixed_total_reached_at_the_end():
+    reports = _totals(lambda p: api.calibrate("gaussian", {}, "sigma", 1.0, progress=p, delta_target=1e-5,
+                                              rounds=10, method="rdp"))
+    assert {total for _, total in reports} == {api.CALIBRATE_EVALUATIONS + 3}
+    assert reports[-1][0] == reports[-1][1]
