@@ -153,9 +153,12 @@ def _infinity_reason(mechanism: Mechanism, n: int, point: DivergencePoint) -> st
     config = point.attained
     if n > 1:
         return "the SecAgg sum under x has an output that is impossible under x′ (support mismatch)"
-    with mpmath.workdps(30):
+    with mpmath.workdps(60):
         p, q = mechanism.pmf(config.x), mechanism.pmf(config.x_prime)
-    output = next(i for i, (a, b) in enumerate(zip(p, q)) if a > 0 and b == 0)
+    output = next((i for i, (a, b) in enumerate(zip(p, q)) if a > 0 and b == 0), None)
+    if output is None:
+        raise ArithmeticError(f"self-check failed: D = +∞ at x = {float(config.x):g}, x′ = {float(config.x_prime):g}, "
+                              "but the pmfs have the same support")
     return (f"output {output} has probability {mpmath.nstr(p[output], 6)} at x = {float(config.x):g} "
             f"but 0 at x′ = {float(config.x_prime):g}")
 

@@ -435,8 +435,9 @@ def _bound_command(cls) -> click.Command:
         mechanism = _build_mechanism(cls, kwargs)
         dps = _int_option(kwargs["dps"], "--dps", 15, 1000)
         _check_output(kwargs["csv_path"])
-        records = api.bound(mechanism, alphas=[*kwargs["alpha"]], engine=kwargs["engine"], dps=dps,
-                            alpha_ranges=[*kwargs["alphas"]], **options)
+        with _progress("bounds") as progress:
+            records = api.bound(mechanism, alphas=[*kwargs["alpha"]], engine=kwargs["engine"], dps=dps,
+                                alpha_ranges=[*kwargs["alphas"]], progress=progress, **options)
         _emit(records, kwargs["as_json"], kwargs["csv_path"], lambda r: _render_bound(mechanism, r))
 
     params = (_mechanism_params(cls.PARAMS) + _mechanism_params(cls.BOUND_PARAMS)
@@ -981,7 +982,8 @@ def _account_command(cls) -> click.Command:
         deltas, epsilon_target = _targets(kwargs)
         arguments = _run_arguments(kwargs)
         _check_output_paths(kwargs)
-        accounted = api.account_run(mechanism, **arguments)
+        with _progress("accounting") as progress:
+            accounted = api.account_run(mechanism, progress=progress, **arguments)
         records = [accounted.record(delta, epsilon_target) for delta in deltas]
         _emit_account(accounted, records, kwargs["as_json"], kwargs["csv_path"], kwargs["plot_path"])
 
@@ -1227,8 +1229,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or environment, 1 a bug in
     rdpcalc, 130 interrupted, 128 + signal number for SIGTERM/SIGHUP)."""
     try:
-        with _terminating_signals():
-            resources.set_budget(None)
+        with _terminating_signals(), resources.restored():
             _prepare_streams()
             result = _invoke(sys.argv[1:] if argv is None else list(argv))
             sys.stdout.flush()

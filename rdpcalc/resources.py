@@ -76,6 +76,14 @@ def budget_of(size: int | None):
         set_budget(previous)
 
 
+@contextmanager
+def restored():
+    """The budget as it was before the block, after it (a command's --max-memory lasts for the
+    command only)."""
+    with budget_of(_budget):
+        yield
+
+
 def format_size(size: float) -> str:
     """Bytes as a short human-readable size: ``7.5 GiB``."""
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
