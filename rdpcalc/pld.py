@@ -233,24 +233,24 @@ def _extend_index(env: Envelope, lower: int, upper: int) -> np.ndarray:
 
 def lower_hull(x: np.ndarray, y: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
     """Indices of the vertices of the lower convex hull of the points (x, y), x increasing, up to
-    ``tolerance``: the chords between the vertices pass at most ``tolerance``·y below any point.
+    ``tolerance``: a point is dropped when it lies above the chord of its neighbours on the hull,
+    or below it by at most ``tolerance``·y (dropping a vertex of a convex chain only raises it).
 
-    Points above the chord of their current neighbours, or below it by at most ``tolerance``·y,
-    are removed, all at once, until none is left (a point above a segment between two points is
-    no vertex of the hull)."""
-    keep = np.arange(len(x))
-    while len(keep) > 2:
-        xs, ys = x[keep], y[keep]
-        chord = ys[:-2] + (ys[2:] - ys[:-2]) * ((xs[1:-1] - xs[:-2]) / (xs[2:] - xs[:-2]))
-        removable = np.nonzero(ys[1:-1] >= chord - tolerance * ys[1:-1])[0] + 1
-        if len(removable) == 0:
-            break
-        # of neighbours both removable only every other one goes this round (the other's chord changes)
-        block_start = np.concatenate([[True], np.diff(removable) > 1])
-        starts = np.maximum.accumulate(np.where(block_start, np.arange(len(removable)), 0))
-        removable = removable[(np.arange(len(removable)) - starts) % 2 == 0]
-        keep = np.delete(keep, removable)
-    return keep
+    Andrew's monotone chain: one pass, each point pushed and popped at most once, O(len(x)).
+    A point b between a and the next point i stays when (y_b(1 + tolerance) − y_a)(x_i − x_a)
+    < (y_i − y_a)(x_b − x_a), i.e. when it is more than ``tolerance``·y_b below the chord a–i."""
+    xs, ys = x.tolist(), y.tolist()
+    scale = 1.0 + tolerance
+    hull: list[int] = []
+    for i, (xi, yi) in enumerate(zip(xs, ys, strict=True)):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (ys[b] * scale - ys[a]) * (xi - xs[a]) >= (yi - ys[a]) * (xs[b] - xs[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return np.array(hull, dtype=np.int64)
 
 
 def dominating_pld(env: Envelope, env_add: Envelope | None = None):
