@@ -27,7 +27,7 @@ from .mechanisms.base import Exact
 from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs, require_pairs
 from .numerics import make_engine
 from .orders import collect_alphas
-from .pld import check_discretization
+from .pld import LOSS_CAP, check_discretization
 from .worstcase import EXHAUSTIVE_BUDGET, LEVELS_OPTION, Cost, search_costs
 
 
@@ -610,12 +610,20 @@ def calibrate(name: str, params: dict, solve: str, target_epsilon: float,
     calls = [0]
     total = 2 + CALIBRATE_EVALUATIONS + 1  # the ends, the solver's evaluations at most, the record
 
-    def epsilon_at(value: float) -> float:
+    def record_at(value: float) -> dict:
         calls[0] += 1
         _report(progress, calls[0], total)
-        return run_at(value)["epsilon"]
+        return run_at(value)
 
-    at_low, at_high = epsilon_at(low), epsilon_at(high)
+    def epsilon_at(value: float) -> float:
+        return record_at(value)["epsilon"]
+
+    first = record_at(low)
+    if first["method"] == "pld" and target_epsilon >= LOSS_CAP:
+        raise ParameterError("--target-eps", f"must be below {LOSS_CAP:g} with --method pld (privacy losses beyond "
+                                             f"{LOSS_CAP:g} nats count as +∞ there), got {target_epsilon:g}; use "
+                                             "--method rdp")
+    at_low, at_high = first["epsilon"], epsilon_at(high)
     if not (min(at_low, at_high) <= target_epsilon <= max(at_low, at_high)):
         raise ParameterError("--target-eps", f"no {solve} in [{low:g}, {high:g}] meets ε = {target_epsilon:g}: ε runs "
                                              f"from {at_low:.6g} to {at_high:.6g} over that range")

@@ -291,3 +291,16 @@ def test_bad_observer_and_participation_exit_2_with_one_line(extra, capsys):
                  "--rounds", "3", *extra])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and ("--participation" in err or "--observer" in err), err
+
+
+def test_calibrate_refuses_targets_beyond_the_pld_loss_cap(capsys):
+    import json
+
+    from rdpcalc.cli import main
+
+    assert main(["calibrate", "gaussian", "--solve", "sigma", "--target-eps", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--target-eps" in err and "--method rdp" in err
+    assert main(["calibrate", "gaussian", "--solve", "sigma", "--target-eps", "1000", "--method", "rdp", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)[0]
+    assert record["epsilon"] <= 1000 and record["epsilon"] > 1000 * (1 - 1e-4)

@@ -61,30 +61,32 @@ def test_dominating_pair_of_a_family_is_above_every_member_at_every_epsilon():
         assert bound >= exact * (1 - 1e-9)
 
 
-def _monotone_chain(x, y) -> list[int]:
-    """The lower hull by Andrew's monotone chain, one point at a time."""
-    hull: list[int] = []
-    for i in range(len(x)):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) <= 0:
-                hull.pop()
-            else:
-                break
-        hull.append(i)
-    return hull
+def _is_lower_hull(x, y, hull, slack=1e-12) -> bool:
+    """The defining properties of the lower convex hull's vertices: the end points are among
+    them, the chain is convex (slopes increasing) and no point lies below it."""
+    slopes = np.diff(y[hull]) / np.diff(x[hull])
+    chain = np.interp(x, x[hull], y[hull])
+    return (hull[0] == 0 and hull[-1] == len(x) - 1 and bool(np.all(np.diff(slopes) > 0))
+            and bool(np.all(y >= chain - slack * np.abs(y) - 1e-15)))
 
 
-def test_lower_hull_against_the_monotone_chain():
+def test_lower_hull_has_the_defining_properties():
     rng = np.random.default_rng(3)
     x = np.sort(rng.uniform(0, 50, 3000))
     y = np.maximum(1 - x / 40, 0) + np.exp(-x) + rng.uniform(0, 1e-3, len(x))
-    reference = np.interp(x, x[_monotone_chain(x, y)], y[_monotone_chain(x, y)])
     hull = pld.lower_hull(x, y)
-    assert np.allclose(np.interp(x, x[hull], y[hull]), reference, rtol=1e-12, atol=1e-15)
+    assert _is_lower_hull(x, y, hull) and len(hull) < len(x) // 10
+    # every point dropped lies on or above the chain (the chain is no higher than any point)
+    assert not _is_lower_hull(x, y, np.delete(hull, len(hull) // 2))  # a vertex less: a point below
     thinned = hull[pld.lower_hull(x[hull], y[hull], 1e-6)]
     above = np.interp(x, x[thinned], y[thinned])
-    assert len(thinned) <= len(hull) and np.all(above >= reference * (1 - 1e-12))
+    assert len(thinned) <= len(hull) and np.all(above >= np.interp(x, x[hull], y[hull]) * (1 - 1e-12))
+
+
+def test_lower_hull_of_a_convex_curve_keeps_every_point_and_drops_collinear_ones():
+    x = np.arange(1001.0)  # exact arithmetic: collinear points are exactly on their chords
+    assert np.array_equal(pld.lower_hull(x, x**2), np.arange(1001))
+    assert np.array_equal(pld.lower_hull(x, 1000 - 3 * x), [0, 1000])
 
 
 def test_smaller_of_two_bounds_takes_the_minimum_and_extends_each():
