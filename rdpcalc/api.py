@@ -23,7 +23,7 @@ from .accountant import METHODS, PER_ROUND, RELATIONS, check_relation
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
-from .mechanisms.base import Exact
+from .mechanisms.base import Exact, exact_pmf
 from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs, require_pairs
 from .numerics import make_engine
 from .orders import collect_alphas
@@ -167,7 +167,7 @@ def pmf(mechanism: Mechanism, x, dps: int = 50) -> list[dict]:
     """The single-client output pmf at input ``x``: one record per output value."""
     x_value = mechanism.check_input(x, "--x")
     with mpmath.workdps(dps):
-        probabilities = mechanism.pmf(x_value)
+        probabilities = exact_pmf(mechanism, x_value)
         rows = []
         for output, p in enumerate(probabilities):
             rows.append(

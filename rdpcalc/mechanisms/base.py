@@ -147,7 +147,7 @@ class Mechanism(ABC):
     def moments(self, x) -> dict[str, mpmath.mpf]:
         """Mean, bias, variance and MSE of the decoded output at input ``x``, exactly (mpmath)."""
         x = self.check_input(x)
-        probs = self.pmf(x)
+        probs = exact_pmf(self, x)
         values = [to_mpf(v) for v in self.output_values()]
         target = to_mpf(self.decoding_target(x))
         mean = mpmath.fsum(p * v for p, v in zip(probs, values))
@@ -189,6 +189,17 @@ def log_pmf(mechanism: Mechanism, x: Fraction) -> np.ndarray:
     e^{−LOG_LIMIT} is refused (:func:`check_log_range`), never rounded to 0.
     """
     return _log_pmf_cached(mechanism, Fraction(x)).copy()
+
+
+def exact_pmf(mechanism: Mechanism, x: Fraction) -> list:
+    """``mechanism.pmf(x)`` at the current mpmath precision, remembered for the last few calls
+    (the pmf command prints the pmf and its moments: one O(m²) computation, not two)."""
+    return list(_exact_pmf_cached(mechanism, Fraction(x), mpmath.mp.prec))
+
+
+@lru_cache(maxsize=8)
+def _exact_pmf_cached(mechanism: Mechanism, x: Fraction, precision: int) -> tuple:
+    return tuple(mechanism.pmf(x))
 
 
 @lru_cache(maxsize=4096)

@@ -121,14 +121,16 @@ class RQM(Mechanism):
         w_hi = {k: q * powers[k - j - 1] for k in range(j + 1, m)}
         w_hi[m - 1] = powers[m - j - 2]
 
-        above = [(k, w_hi[k] * ((k - j - 1) + u)) for k in range(j + 1, m)]
-        below = [(k, w_lo[k] * ((j - k) + f)) for k in range(j + 1)]
+        above = [w_hi[k] * ((k - j - 1) + u) for k in range(j + 1, m)]  # k = j+1 … m−1
+        below = [w_lo[k] * ((j - k) + f) for k in range(j, -1, -1)]  # k = j … 0
+        # 1/(k − i) as reciprocals rounded once; mpmath.fdot sums the exact products, rounded once
+        reciprocal = [mpmath.mpf(0)] + [1 / mpmath.mpf(d) for d in range(1, m)]
         probs = []
         for i in range(m):
-            if i <= j:
-                probs.append(w_lo[i] * mpmath.fsum(a / (k - i) for k, a in above))
-            else:
-                probs.append(w_hi[i] * mpmath.fsum(b / (i - k) for k, b in below))
+            if i <= j:  # k − i = j+1−i … m−1−i
+                probs.append(w_lo[i] * mpmath.fdot(above, reciprocal[j + 1 - i : m - i]))
+            else:  # i − k = i−j … i
+                probs.append(w_hi[i] * mpmath.fdot(below, reciprocal[i - j : i + 1]))
         return probs
 
     def log_pmf_float(self, x: Fraction) -> np.ndarray:
