@@ -186,9 +186,17 @@ def test_too_few_draws_for_the_chi_square_test_are_refused(samples):
     mech = api.make_mechanism("rqm", **RQM_PAIR)
     with pytest.raises(ParameterError, match=r"--samples: too few draws for the χ² test .* (\d+) draws suffice"):
         montecarlo.check(mech, "1.5", samples, seed=0)
-    enough = montecarlo.chi_square_samples(montecarlo.exact_pmf(mech, "1.5"))
+    enough = int(montecarlo.chi_square_samples(montecarlo.exact_pmf(mech, "1.5")))
     record = montecarlo.check(mech, "1.5", enough, seed=0)
     assert record["dof"] >= 1 and 0 <= record["p_value"] <= 1 and record["tv_bound"] <= 1
+
+
+def test_draws_needed_when_one_output_takes_all_but_1e_minus_304():
+    """CorBin at ε_p = 700: 1 − p_max = 1e−304 is lost in float subtraction (it divided by zero:
+    internal error); the count is summed from the other outputs."""
+    tiny = np.array([1e-304 / 3] * 3 + [1.0])
+    assert float(montecarlo.chi_square_samples(tiny)) == pytest.approx(5e304, rel=1e-6)
+    assert montecarlo.chi_square_samples(np.array([1.0, 0.0])) == "inf"
 
 
 def test_chi_square_degenerate_cases_are_finite():

@@ -126,12 +126,15 @@ def pooled(counts: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.nda
     return np.array(groups_c), np.array(groups_e)
 
 
-def chi_square_samples(probabilities: np.ndarray) -> int:
+def chi_square_samples(probabilities: np.ndarray) -> str:
     """Draws that guarantee two pooled groups: N·min(p_max, 1 − p_max) ≥ MIN_EXPECTED (the
-    outputs other than the likeliest close a group before it, and it closes one alone)."""
-    largest = float(probabilities.max())
-    smaller = min(largest, float(probabilities.sum()) - largest)
-    return math.ceil(MIN_EXPECTED * (1 + 1e-9) / smaller)
+    outputs other than the likeliest close a group before it, and it closes one alone), as
+    text: 1 − p_max is summed from the other outputs (at ε_p = 700 it is 1e−304, lost in
+    1 − p_max), and a count beyond 10¹⁸ is given to three digits."""
+    ordered = np.sort(probabilities)
+    smaller = min(float(ordered[-1]), float(ordered[:-1].sum()))
+    needed = MIN_EXPECTED * (1 + 1e-9) / smaller if smaller > 0 else math.inf
+    return str(math.ceil(needed)) if needed < 1e18 else f"{needed:.3g}"
 
 
 def chi_square(counts: np.ndarray, probabilities: np.ndarray) -> tuple[float, int, float]:
