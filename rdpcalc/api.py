@@ -330,15 +330,17 @@ class AccountedRun:
         return [{"delta": d, "epsilon_pld": None if self.pld is None else self.pld.get_epsilon(d),
                  "epsilon_rdp": float(acc.epsilon(self.rdp.curve, d)[0])} for d in deltas]
 
-    def epsilon_rounds_curve(self, delta_target: float, points: int = 12) -> list[dict]:
+    def epsilon_rounds_curve(self, delta_target: float, points: int = 12,
+                             progress: Callable[[int, int], None] | None = None) -> list[dict]:
         """ε at ``delta_target`` after k = 1 … count composed rounds (``points`` values of k,
-        spaced geometrically), by each method computed."""
+        spaced geometrically), by each method computed; ``progress(done, total)`` after each k."""
         from . import accounting as acc
         from .accountant import Accountant
 
         ks = sorted({int(round(k)) for k in np.geomspace(1, self.count, min(points, self.count))} | {self.count})
         rows = []
-        for k in ks:
+        for done, k in enumerate(ks):
+            _report(progress, done, len(ks))
             rdp = float(acc.epsilon(self.event.rdp_curve().scaled(k), delta_target)[0])
             pld = None if self.pld is None else Accountant("pld", self.discretization).compose(self.event, k)
             rows.append({"rounds": k, "delta": delta_target, "epsilon_pld": None if pld is None else

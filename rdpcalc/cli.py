@@ -924,8 +924,9 @@ def _emit_account(run, records: list[dict], as_json: bool, csv_path: str | None,
     ``epsilon-rounds`` (the plotted curves). Standard output first, then the files, all or none."""
     curves = None
     if plot_path is not None:
-        curves = {"epsilon-delta": run.epsilon_delta_curve(),
-                  "epsilon-rounds": run.epsilon_rounds_curve(records[0]["delta"])}
+        with _progress("ε against rounds") as progress:
+            curves = {"epsilon-delta": run.epsilon_delta_curve(),
+                      "epsilon-rounds": run.epsilon_rounds_curve(records[0]["delta"], progress=progress)}
     if as_json:
         click.echo(to_json(records))
     else:
