@@ -86,7 +86,7 @@ def _check_real_total(reports) -> None:
 def test_one_client_grid_reports_each_group():
     reports = _totals(lambda p: api.divergence(_rqm(), grid=41, alphas=[2], progress=p))
     _check_real_total(reports)
-    assert len(reports) == 41
+    assert len(reports) == 41 + 41  # each input's pmf, then each group of pairs sharing their x
 
 
 def test_worst_case_search_reports_stages_with_one_total():
