@@ -22,7 +22,7 @@ from scipy import stats
 from .. import resources
 from ..errors import ParameterError
 from ..mechanisms import PBM, RQM, CorBin, Mechanism, QMGeo, QuantizedGaussian, log_pmf
-from ..numerics import fast
+from ..numerics import fast, levels
 from .samplers import RQM_BYTES_PER_ENTRY, rqm_chunk_rows, sample
 
 #: confidence level of the total-variation bound
@@ -47,12 +47,19 @@ Progress = Callable[[int, int], None]
 
 
 def exact_pmf(mechanism: Mechanism, x, n: int = 1) -> np.ndarray:
-    """The exact pmf of the sum of n clients all at x (n = 1: one client), as floats."""
+    """The exact pmf of the sum of n clients all at x (n = 1: one client), as floats: the
+    n-th convolution power by the tilted methods of :func:`rdpcalc.numerics.levels.level_rows`
+    (0.2 s for 3000 PBM clients, where binary powering in the log domain took 10 s), or by
+    binary powering where the tilts cannot cover the row."""
     x = mechanism.check_input(x)
     if n == 1:
         with mpmath.workdps(30):
             return np.array([float(p) for p in mechanism.pmf(x)])
-    return np.exp(fast.log_power(log_pmf(mechanism, x), n))
+    one = log_pmf(mechanism, x)
+    try:
+        return np.exp(levels.level_rows(one, one, n, [n])[0])
+    except levels.TiltingFailed:
+        return np.exp(fast.log_power(one, n))
 
 
 def batch_rows(samples: int, n: int) -> list[int]:
