@@ -23,6 +23,7 @@ Protocols:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -41,6 +42,8 @@ PROTOCOLS = ("worst", "pm-c", "paper")
 WORST_MAX_N = 2000
 #: the others' sums are built in chunks of at most this many numbers (ks × support)
 CHUNK_ELEMENTS = 4_000_000
+#: configurations within this relative distance of the maximum tie: the first is reported
+TIE_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -347,13 +350,18 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n, advance
         raise ArithmeticError(f"NaN divergence at α={alphas[index]}, x={pairs[pair][0]}, x'={pairs[pair][1]}, "
                               f"k={ks[row]}")
     flat = floats.reshape(len(pairs) * rows, len(alphas))
-    for index, position in enumerate(np.argmax(flat, axis=0)):  # the first of equal values
+    for index, position in enumerate(np.argmax(flat, axis=0)):
         value = float(flat[position, index])
         if best[index] is None or value > best[index].value:
-            pair, row = divmod(int(position), rows)
-            group, member = located[pair]
+            group, member = located[position // rows]
+            precise_value = precise[group][member * rows + position % rows][index]
+            # attained by the first configuration within TIE_RTOL of the maximum (symmetric pairs
+            # tie up to the last bits, which differ between processors); the value is the maximum
+            threshold = value - TIE_RTOL * abs(value) if math.isfinite(value) else value
+            position = int(np.argmax(flat[:, index] >= threshold))
+            pair, row = divmod(position, rows)
             x, x_prime = pairs[pair]
-            best[index] = DivergencePoint(alphas[index], value, precise[group][member * rows + row][index],
+            best[index] = DivergencePoint(alphas[index], value, precise_value,
                                           Configuration(x, x_prime, pm_others(b, n, ks[row])))
 
 
