@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import click
 from . import __version__, api, resources
 from .errors import ParameterError
 from .exactnum import to_int
-from .io import check_output_file, check_output_folder, record_written, to_csv, to_json, write_output, write_outputs
+from .io import check_output_file, check_output_folder, record_written, to_csv, to_json, write_outputs
 from .mechanisms import MECHANISMS
 from .neighbours import PROTOCOLS
 from .numerics import ENGINES
@@ -78,16 +78,18 @@ def _check_distinct(paths: dict[str, str | None]) -> None:
         seen[resolved] = option
 
 
-def _emit(records: list[dict], as_json: bool, csv_path: str | None, render: Callable[[list[dict]], None]):
-    """Print (JSON or the rendered table), then write the CSV: a failing standard output
-    leaves no file behind."""
+def _emit(records: list[dict], as_json: bool, csv_path: str | None, render: Callable[[list[dict]], None],
+          files: Sequence[tuple[str | None, str, Callable[[], str | bytes]]] = ()) -> None:
+    """Print (JSON or the rendered table), then write the CSV of the records and each of
+    ``files`` — (path, option, contents) — whose path is given, all or none: a failing
+    standard output leaves no file behind."""
     if as_json:
         click.echo(to_json(records))
     else:
         render(records)
     sys.stdout.flush()
-    if csv_path is not None:
-        write_output(csv_path, to_csv(records), "--csv")
+    files = [(csv_path, "--csv", lambda: to_csv(records)), *files]
+    write_outputs([(path, contents(), option) for path, option, contents in files if path is not None])
 
 
 @contextmanager
@@ -927,17 +929,9 @@ def _emit_account(run, records: list[dict], as_json: bool, csv_path: str | None,
         with _progress("ε against rounds") as progress:
             curves = {"epsilon-delta": run.epsilon_delta_curve(),
                       "epsilon-rounds": run.epsilon_rounds_curve(records[0]["delta"], progress=progress)}
-    if as_json:
-        click.echo(to_json(records))
-    else:
-        _render_account(records)
-    sys.stdout.flush()
-    outputs = []
-    if plot_path is not None:
-        outputs.append((plot_path, _plot_account(records[0], curves), "--plot"))
-    if csv_path is not None:
-        outputs.append((csv_path, to_csv(_account_rows(records, curves)), "--csv"))
-    write_outputs(outputs)
+    _emit(records, as_json, None, _render_account,
+          [(plot_path, "--plot", lambda: _plot_account(records[0], curves)),
+           (csv_path, "--csv", lambda: to_csv(_account_rows(records, curves)))])
     if plot_path is not None and not as_json:
         click.echo(f"wrote {plot_path}")
 
@@ -1094,17 +1088,8 @@ def claims_command(paper, as_json, csv_path, markdown_path) -> None:
     _check_distinct({"--csv": csv_path, "--markdown": markdown_path})
     with _progress("claims") as progress:
         records = claims.evaluate(paper, progress)
-    if as_json:
-        click.echo(to_json(records))
-    else:
-        _render_claims(records)
-    sys.stdout.flush()
-    outputs = []
-    if csv_path is not None:
-        outputs.append((csv_path, to_csv(records), "--csv"))
-    if markdown_path is not None:
-        outputs.append((markdown_path, claims.to_markdown(records), "--markdown"))
-    write_outputs(outputs)
+    _emit(records, as_json, csv_path, _render_claims,
+          [(markdown_path, "--markdown", lambda: claims.to_markdown(records))])
 
 
 def _render_claims(records: list[dict]) -> None:

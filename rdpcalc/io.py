@@ -175,11 +175,6 @@ def record_written(folder: Path, names: Iterable[str]) -> None:
     write_atomic(folder / MANIFEST, "".join(f"{name}\n" for name in listed))
 
 
-def write_output(path: str | os.PathLike, data: str | bytes, option: str) -> None:
-    """Check ``path`` (:func:`check_output_file`) and write ``data`` atomically."""
-    write_outputs([(path, data, option)])
-
-
 def write_outputs(outputs: Sequence[tuple[str | os.PathLike, str | bytes, str]]) -> None:
     """Write each ``(path, data, option)`` all or nothing: every path is checked
     (:func:`check_output_file`) and staged in a temporary file beside it, then all are renamed
