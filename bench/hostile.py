@@ -31,9 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from rdpcalc import api, cli
-from rdpcalc.cli import main
-from rdpcalc.errors import ParameterError
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rdpcalc import api, cli  # noqa: E402
+from rdpcalc.cli import main  # noqa: E402
+from rdpcalc.errors import ParameterError  # noqa: E402
+from tests.unsafe_targets import UNSAFE_KINDS, snapshot, unsafe_target  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "hostile.md"
 ORDERS = [1, 1 + 1e-12, 1.5, 2, 100, 1e4, 1e6, math.inf]
@@ -228,58 +231,25 @@ FILE_COMMANDS = [
     (["claims", "--paper", "layered"], "--markdown"),
     (["mc", "rqm", *MECHANISM_ARGS["rqm"], "--x", "1", "--samples", "1000"], "--csv"),
 ]
-TARGET_KINDS = ["symlink", "fifo", "hardlink", "read-only", "folder", "empty", "long-name", "missing-folder"]
-
-
-def _target(kind: str, folder: Path, suffix: str) -> str:
-    target = folder / f"out{suffix}"
-    keep = folder / "keep"
-    if kind == "symlink":
-        target.symlink_to(keep)
-    elif kind == "fifo":
-        os.mkfifo(target)
-    elif kind == "hardlink":
-        os.link(keep, target)
-    elif kind == "read-only":
-        target.write_text("read only")
-        target.chmod(0o444)
-    elif kind == "folder":
-        target.mkdir()
-    elif kind == "long-name":
-        return str(folder / ("n" * 300 + suffix))
-    elif kind == "missing-folder":
-        return str(folder / "missing" / f"out{suffix}")
-    return "" if kind == "empty" else str(target)
-
-
-def _snapshot(folder: Path) -> dict[str, str]:
-    state = {}
-    for path in sorted(folder.rglob("*")):
-        kind = "link" if path.is_symlink() else "fifo" if path.is_fifo() else "dir" if path.is_dir() else "file"
-        state[str(path)] = kind + (":" + path.read_bytes().hex() if kind == "file" else "")
-    return state
-
-
 def survey_files() -> dict[str, tuple[int, int]]:
     damaged = total = 0
     for argv, option in FILE_COMMANDS:
-        for kind in TARGET_KINDS:
+        for kind in UNSAFE_KINDS:
             with tempfile.TemporaryDirectory() as name:
                 folder = Path(name)
-                (folder / "keep").write_text("keep")
-                target = _target(kind, folder, ".png" if option == "--plot" else ".md" if option == "--markdown"
+                target = unsafe_target(kind, folder, ".png" if option == "--plot" else ".md" if option == "--markdown"
                                  else ".csv")
-                before = _snapshot(folder)
+                before = snapshot(folder)
                 code, _, _ = run_in_process([*argv, option, target])
                 total += 1
-                damaged += code != 2 or _snapshot(folder) != before
+                damaged += code != 2 or snapshot(folder) != before
     for out in ("", ".", "foreign"):
         with tempfile.TemporaryDirectory() as name:
             folder = Path(name)
             (folder / "README.md").write_text("mine")
             (folder / "foreign").mkdir()
             (folder / "foreign" / "corbin-mse.csv").write_text("mine")
-            before = _snapshot(folder)
+            before = snapshot(folder)
             cwd = os.getcwd()
             os.chdir(folder)
             try:
@@ -287,7 +257,7 @@ def survey_files() -> dict[str, tuple[int, int]]:
                 code_all, _, _ = run_in_process(["figures", "all", "--out", out]) if out == "." else (2, "", "")
             finally:
                 os.chdir(cwd)
-            after = _snapshot(folder)
+            after = snapshot(folder)
             total += 1  # new figure files may appear beside them; the files already there must not change
             damaged += (out != "." and code != 2) or code_all != 2 or any(after.get(k) != v for k, v in before.items())
     with tempfile.TemporaryDirectory() as name:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 import subprocess
 import sys
 
@@ -16,6 +15,8 @@ import pytest
 from rdpcalc import cli
 from rdpcalc.cli import main
 
+from .unsafe_targets import UNSAFE_KINDS, snapshot, unsafe_target
+
 DIVERGENCE = ["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--alpha", "2"]
 
 
@@ -23,37 +24,14 @@ def _folder_listing(folder):
     return sorted(p.name for p in folder.iterdir())
 
 
-@pytest.mark.parametrize("kind", ["symlink", "fifo", "hardlink", "read-only", "folder", "missing-folder", "empty",
-                                  "long-name"])
+@pytest.mark.parametrize("kind", UNSAFE_KINDS)
 def test_unsafe_csv_targets_are_refused_and_left_alone(kind, tmp_path, capsys):
-    original = tmp_path / "original.csv"
-    original.write_text("keep me\n")
-    target = tmp_path / "out.csv"
-    if kind == "symlink":
-        target.symlink_to(original)
-    elif kind == "fifo":
-        os.mkfifo(target)
-    elif kind == "hardlink":
-        os.link(original, target)
-    elif kind == "read-only":
-        target.write_text("read only\n")
-        target.chmod(0o444)
-    elif kind == "folder":
-        target.mkdir()
-    elif kind == "missing-folder":
-        target = tmp_path / "nowhere" / "out.csv"
-    elif kind == "long-name":
-        target = tmp_path / ("x" * 300 + ".csv")
-    before = _folder_listing(tmp_path)
-    code = main([*DIVERGENCE, "--csv", "" if kind == "empty" else str(target)])
+    target = unsafe_target(kind, tmp_path)
+    before = snapshot(tmp_path)
+    code = main([*DIVERGENCE, "--csv", target])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--csv" in err, err
-    assert _folder_listing(tmp_path) == before
-    assert original.read_text() == "keep me\n"
-    if kind == "symlink":
-        assert target.is_symlink()
-    if kind == "fifo":
-        assert stat.S_ISFIFO(target.lstat().st_mode)
+    assert snapshot(tmp_path) == before
 
 
 def test_device_nodes_are_refused(capsys):

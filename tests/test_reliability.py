@@ -18,6 +18,8 @@ from rdpcalc.cli import main
 from rdpcalc.mechanisms import MECHANISMS, RQM
 from rdpcalc.numerics import make_engine
 
+from .unsafe_targets import UNSAFE_KINDS, snapshot, unsafe_target
+
 HOSTILE = ["", "-1", "0", "-0", "nan", "NaN", "inf", "-inf", "∞", "1e400", "1e-400", "abc", "1/3", "0x1F", " 7 ",
            "1e9", "2", "3", "0.5", "1.5", "16", "0.999999999999", "1e-12", "--", "2001"]
 #: magnitudes at and beyond the accepted range [1e-300, 1e300], levels at the limit
@@ -41,7 +43,7 @@ COMMAND_OPTIONS = {
 CHOICES = ["worst", "paper", "pm-c", "exact", "fast", "local", "release", "server", "poisson", "add-remove", "pld", "rdp"]
 SMALL = {"--samples": "200", "--bootstrap": "10"}
 #: what an output option may be given: a new name, or a target that must be refused untouched
-TARGETS = ["new", "symlink", "fifo", "folder", "read-only", "empty", "missing-folder", "long-name"]
+TARGETS = ["new", *UNSAFE_KINDS]
 MEMORY = [None] * 6 + ["64M", "1G", "5x"]
 COLUMNS = [None, "0", "20", "-3", "abc", "400"]
 
@@ -70,34 +72,6 @@ def command_lines(draw):
     return argv + (["--max-memory", memory] if memory else [])
 
 
-def _make_target(kind: str, folder):
-    """The --csv path of a fuzzed run; returns (path, check) where check() tells whether the
-    target and the folder are as they were."""
-    target = folder / "out.csv"
-    keep = folder / "keep.csv"
-    keep.write_text("keep\n")
-    if kind == "symlink":
-        target.symlink_to(keep)
-    elif kind == "fifo":
-        os.mkfifo(target)
-    elif kind == "folder":
-        target.mkdir()
-    elif kind == "read-only":
-        target.write_text("read only\n")
-        target.chmod(0o444)
-    elif kind == "missing-folder":
-        target = folder / "missing" / "out.csv"
-    elif kind == "long-name":
-        target = folder / ("n" * 300)
-    before = sorted(p.name for p in folder.iterdir())
-
-    def unchanged() -> bool:
-        return sorted(p.name for p in folder.iterdir()) == before and keep.read_text() == "keep\n" and (
-            kind != "read-only" or target.read_text() == "read only\n")
-
-    return ("" if kind == "empty" else str(target)), unchanged
-
-
 @settings(max_examples=int(os.environ.get("RDPCALC_FUZZ", "1000")), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(argv=command_lines(), target=st.sampled_from([None, None, *TARGETS]), as_json=st.booleans(),
@@ -105,9 +79,9 @@ def _make_target(kind: str, folder):
 def test_fuzzed_command_lines_exit_0_or_2_with_one_line(argv, target, as_json, columns, tmp_path_factory, capsys,
                                                         monkeypatch):
     folder = tmp_path_factory.mktemp("fuzz")
-    unchanged = None
     if target is not None:
-        path, unchanged = _make_target(target, folder)
+        path = str(folder / "out.csv") if target == "new" else unsafe_target(target, folder)
+        before = snapshot(folder)
         argv = [*argv, "--csv", path]
     argv = [*argv, *(["--json"] if as_json else [])]
     if columns is None:
@@ -122,7 +96,7 @@ def test_fuzzed_command_lines_exit_0_or_2_with_one_line(argv, target, as_json, c
     if code == 2:
         assert err.count("\n") == 1 and err.startswith("rdpcalc: error:"), (argv, err)
     if target not in (None, "new") or code == 2:
-        assert unchanged is None or unchanged(), (argv, target)
+        assert target is None or snapshot(folder) == before, (argv, target)
         assert not [p for p in folder.rglob("*.tmp")]
     if code == 0 and target not in (None, "new"):
         raise AssertionError(f"the unsafe --csv target {target} was accepted: {argv}")
