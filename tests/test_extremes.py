@@ -13,6 +13,7 @@ import pytest
 
 from rdpcalc import api
 from rdpcalc.cli import main
+from rdpcalc.errors import ParameterError
 from rdpcalc.mechanisms.corbin import rr_renyi
 
 ORDERS = [1, 1 + 1e-12, 1.5, 2, 100, 1e4, 1e6, math.inf]
@@ -72,7 +73,7 @@ def test_fast_against_exact_at_extreme_parameters(name, params):
 @pytest.mark.parametrize("eps", ["300", "700", "1e5"])
 def test_corbin_marginal_is_randomized_response_at_large_budgets(eps):
     """LDPQ at x = ±r is binary randomized response with parameter ε_p: its Rényi curve in
-    closed form (at ε_p = 10⁵ beyond the exact engine's 2^EMIN, so the closed form is the
+    closed form (ε_p = 10⁵ is beyond the exact engine's range, so the closed form is the
     reference)."""
     values = [r["divergence"] for r in api.divergence(api.make_mechanism("corbin", eps_p=eps), alphas=ORDERS)]
     with mpmath.workdps(40):
@@ -130,3 +131,20 @@ def test_layered_bits_at_t_over_sigma_of_1e599(capsys):
     assert by["lower bound log₂ t + h(D_Z)"] - 1e-9 <= direct <= by["upper bound, direct"] + 1e-9
     assert by["H(M|S), shifted layered, exact"] <= by["upper bound, shifted"] + 1e-9
     assert 1980 < direct < 2000
+
+
+def test_exact_engine_refuses_what_mpfr_cannot_hold():
+    """gmpy2 accepts an exponent range of 2^±2^62 but e^x underflows below about 2^−2^30: a sum
+    of two CorBin clients at ε_p = 4·10⁸ came out +∞ ("support mismatch") by the exact engine,
+    where the fast one gives 4·10⁸. The exact engine now refuses it, naming --eps-p."""
+    from rdpcalc.numerics import EXACT_LOG_LIMIT, exact
+
+    assert exact.reachable_emin() >= -(2**62)
+    with exact.precision(30):
+        import gmpy2
+
+        assert gmpy2.exp(gmpy2.mpfr(-EXACT_LOG_LIMIT * 20_000)) > 0  # the largest product kept
+    mech = api.make_mechanism("corbin", eps_p="4e8")
+    assert api.divergence(mech, n=2, k=0, alphas=[2])[0]["divergence"] == pytest.approx(4e8, rel=1e-12)
+    with pytest.raises(ParameterError, match="--eps-p"):
+        api.divergence(mech, n=2, k=0, alphas=[2], engine="exact", dps=30)

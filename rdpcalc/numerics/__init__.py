@@ -43,6 +43,10 @@ ENGINES = ("fast", "exact")
 
 #: the exact engine refuses sums whose support exceeds this (its cost grows as support²)
 EXACT_MAX_SUPPORT = 20_001
+#: −(the smallest natural log of a single-client probability the exact engine takes): a sum's
+#: probability is a product of at most EXACT_MAX_SUPPORT − 1 such factors, and it must stay
+#: above MPFR's reachable range (:func:`exact.reachable_emin`: 2^−2^30 here, so about 37 200 nats)
+EXACT_LOG_LIMIT = -exact.reachable_emin() * math.log(2) / EXACT_MAX_SUPPORT
 
 
 class FastEngine:
@@ -128,7 +132,7 @@ class ExactEngine:
             if any(p < 0 or mpmath.isnan(p) for p in probabilities) or abs(total - 1) > mpmath.mpf(10) ** (-self.dps):
                 raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
             smallest = min(p for p in probabilities if p > 0)
-            check_log_range(mechanism, x, mpmath.log(smallest), exact.LOG_LIMIT, "the exact engine")
+            check_log_range(mechanism, x, mpmath.log(smallest), EXACT_LOG_LIMIT, "the exact engine")
             return exact.from_mpmath(probabilities)
 
     @staticmethod

@@ -21,12 +21,19 @@ import gmpy2
 import mpmath
 
 _BITS_PER_DIGIT = math.log2(10)
-#: MPFR's widest exponent range, 2^±(2^62 − 1) on 64-bit builds: the default (2^±(2^30 − 1))
-#: underflows e^{α log P} at α = 10⁶ for probabilities of 1e−300, silently, to 0 or +inf
+#: MPFR's widest exponent range, 2^±(2^62 − 1) on 64-bit builds, for the contexts below
 EMIN, EMAX = gmpy2.get_emin_min(), gmpy2.get_emax_max()
-#: −(the smallest natural log of a single-client probability this engine takes): products of
-#: up to 10⁵ such factors (sums over supports of ≤ 20 001 points) stay within EMIN
-LOG_LIMIT = -EMIN * math.log(2) / 1e5
+
+
+def reachable_emin() -> int:
+    """The most negative binary exponent −2^k that MPFR's exp really reaches in this build:
+    gmpy2 2.3 accepts emin = −2^62 yet e^x still underflows to 0 below about 2^−2^30, so the
+    range is probed (the largest k ≤ 62 with e^{−0.99·2^k·ln 2} ≠ 0), not assumed."""
+    with gmpy2.context(gmpy2.get_context(), emin=EMIN, emax=EMAX):
+        for k in range(62, 0, -1):
+            if gmpy2.exp(gmpy2.mpfr(-0.99 * 2.0**k * math.log(2))) != 0:
+                return -(2**k)
+    return -1
 
 
 def bits(dps: int) -> int:
