@@ -326,7 +326,8 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n, advance
     (x, x', k) for k in ``ks``, where ``totals[x]`` is the batch of total pmfs, row i for
     ``ks[i]``. The pairs sharing their x are evaluated in one engine call (the input grids of
     one client have millions of pairs), after which ``advance`` is told how many
-    configurations were evaluated; ties keep the first pair in ``pairs``, then the first k."""
+    configurations were evaluated; of the configurations within TIE_RTOL of the maximum, the first
+    k, then the first pair in ``pairs``, is reported."""
     rows = len(ks)
     groups: dict = {}
     for index, (x, x_prime) in enumerate(pairs):
@@ -355,14 +356,17 @@ def _maximise(best: list, alphas, ks, pairs, totals: dict, engine, b, n, advance
         if best[index] is None or value > best[index].value:
             group, member = located[position // rows]
             precise_value = precise[group][member * rows + position % rows][index]
-            # attained by the first configuration within TIE_RTOL of the maximum (symmetric pairs
-            # tie up to the last bits, which differ between processors); the value is the maximum
+            # attained by the first configuration within TIE_RTOL of the maximum in the order
+            # (k, then pair), which chunks of ks keep (symmetric pairs tie up to the last bits,
+            # which differ between processors); the value is the maximum
             threshold = value - TIE_RTOL * abs(value) if math.isfinite(value) else value
-            position = int(np.argmax(flat[:, index] >= threshold))
-            pair, row = divmod(position, rows)
-            x, x_prime = pairs[pair]
-            best[index] = DivergencePoint(alphas[index], value, precise_value,
-                                          Configuration(x, x_prime, pm_others(b, n, ks[row])))
+            if best[index] is not None and best[index].value >= threshold:
+                configuration = best[index].attained
+            else:
+                by_k = floats[:, :, index].T.ravel()
+                row, pair = divmod(int(np.argmax(by_k >= threshold)), len(pairs))
+                configuration = Configuration(*pairs[pair], pm_others(b, n, ks[row]))
+            best[index] = DivergencePoint(alphas[index], value, precise_value, configuration)
 
 
 def sweep_n(

@@ -370,3 +370,21 @@ def test_k_is_given_only_for_the_pm_c_family():
     assert [abs(value) for value, _ in record["others"]] == [1.4] and record["k"] is None
     [pm_c] = api.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
     assert pm_c["k"] in (0, 39) and pm_c["others"] == [[1.5 if pm_c["k"] else -1.5, 39]]
+
+
+def test_reported_configuration_does_not_depend_on_chunks(monkeypatch):
+    """Mirror configurations tie up to their last bits: the one reported is the first within
+    TIE_RTOL in the order (k, pair), whatever chunks the ks are processed in, and the value is
+    the maximum over all of them (checked against each configuration computed on its own)."""
+    from rdpcalc import neighbours
+
+    mech = api.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
+    whole = api.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
+    monkeypatch.setattr(neighbours, "CHUNK_ELEMENTS", 600)
+    chunked = api.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
+    assert [(r["x"], r["x_prime"], r["k"], r["divergence"]) for r in whole] == \
+        [(r["x"], r["x_prime"], r["k"], r["divergence"]) for r in chunked]
+    for record in whole:
+        each = [api.divergence(mech, n=40, alphas=[record["alpha"]], x=x, x_prime=-x, k=k)[0]["divergence"]
+                for x in (-1, 1) for k in range(40)]
+        assert record["divergence"] == max(each)
