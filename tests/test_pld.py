@@ -418,3 +418,27 @@ def test_add_remove_through_the_api_and_its_refusals(capsys):
     assert err.count("\n") == 1 and "--relation" in err and "budget" in err
     assert printed == api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=5,
                                   observer="release", relation="add-remove", sampling="poisson")["epsilon"]
+
+
+@pytest.mark.parametrize("sigma, rounds", [(1.0, 30), (5.0, 10_000)])
+def test_composed_gaussian_pld_never_below_the_closed_form_at_small_delta(sigma, rounds):
+    """k rounds of the Gaussian mechanism are one Gaussian with μ = √k/σ, whose δ(ε) is
+    Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (Balle & Wang 2018). The FFT composition's rounding
+    understated ε at δ ≤ 1e−10 before δ was read with an allowance for it."""
+    import mpmath
+
+    mu = mpmath.sqrt(rounds) / sigma
+
+    def exact_delta(eps):
+        return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+
+    accountant = rdpcalc.Accountant("pld").compose(rdpcalc.GaussianEvent(sigma), rounds)
+    with mpmath.workdps(40):
+        for target in (1e-5, 1e-8, 1e-10, 1e-12):
+            ours = accountant.get_epsilon(target)
+            assert ours == math.inf or exact_delta(mpmath.mpf(ours)) <= target, (target, ours)
+            if target >= 1e-8:  # and tight there
+                exact = mpmath.findroot(lambda e: exact_delta(e) - target, ours)
+                assert ours <= float(exact) + 0.01 * float(exact)
+            assert accountant.get_delta(ours if ours < math.inf else 1e3) >= float(
+                exact_delta(mpmath.mpf(ours if ours < math.inf else 1e3)))
