@@ -234,23 +234,23 @@ def check_delta(delta: float, option: str = "--delta-target") -> float:
 
 
 def solve_monotone(function: Callable[[float], float], lo: float, hi: float, target: float, log_scale: bool,
-                   ends: tuple[float, float] | None = None, rtol: float = 1e-6, evaluations: int = 60) -> float:
-    """Solve function(x) = target on [lo, hi] for a monotone function whose values at the ends
-    (``ends``, computed if not given) straddle the target. Regula falsi with the Illinois
-    modification on x (or log x), falling back to bisection where a value is not finite; stops
-    when the bracket is ``rtol`` wide (relative) or after ``evaluations`` calls. Returns the end
-    of the final bracket on the safe side, where function(x) ≤ target."""
+                   ends: tuple[float, float], rtol: float = 1e-6, evaluations: int = 60) -> float:
+    """Solve function(x) = target on [lo, hi] for a monotone function whose values at the ends,
+    ``ends``, straddle the target. Regula falsi with the Illinois modification on x (or log x),
+    falling back to bisection where a value is not finite; stops when the bracket is ``rtol``
+    wide (relative) or after ``evaluations`` calls. Returns the end of the final bracket on the
+    safe side, where function(x) ≤ target: one of the x the function was called at (or lo, hi)."""
     def to_t(x: float) -> float:
         return math.log(x) if log_scale else x
 
     def to_x(t: float) -> float:
         return math.exp(t) if log_scale else t
 
-    f_lo, f_hi = ends if ends is not None else (function(lo), function(hi))
-    a, b, fa, fb = to_t(lo), to_t(hi), f_lo - target, f_hi - target
+    (xa, fa), (xb, fb) = (lo, ends[0] - target), (hi, ends[1] - target)
+    a, b = to_t(lo), to_t(hi)
     side = 0
     for _ in range(evaluations):
-        if abs(to_x(b) - to_x(a)) <= rtol * max(abs(to_x(a)), abs(to_x(b))):
+        if abs(xb - xa) <= rtol * max(abs(xa), abs(xb)):
             break
         if math.isfinite(fa) and math.isfinite(fb) and fa != fb:
             t = b - fb * (b - a) / (fb - fa)
@@ -258,18 +258,19 @@ def solve_monotone(function: Callable[[float], float], lo: float, hi: float, tar
                 t = (a + b) / 2
         else:
             t = (a + b) / 2
-        ft = function(to_x(t)) - target
+        x = to_x(t)
+        ft = function(x) - target
         if (ft <= 0) == (fa <= 0):
-            a, fa = t, ft
+            a, xa, fa = t, x, ft
             if side == -1:
                 fb /= 2
             side = -1
         else:
-            b, fb = t, ft
+            b, xb, fb = t, x, ft
             if side == 1:
                 fa /= 2
             side = 1
-    return to_x(a) if fa <= 0 else to_x(b)
+    return xa if fa <= 0 else xb
 
 
 def _log_expm1(x: float) -> float:

@@ -593,8 +593,9 @@ def calibrate(name: str, params: dict, solve: str, target_epsilon: float,
     Returns the accounted record at the value found, on the safe side (ε ≤ target), with
     ``solved`` and ``value``. ``run``: the arguments of :func:`account`
     (or, for gaussian/laplace, of :func:`account_reference`). ``progress(done, total)`` is called
-    before each evaluation of ε; the total (63: the two ends, at most CALIBRATE_EVALUATIONS, the
-    record) is an upper bound, reached at the end."""
+    before each evaluation of ε; the total (62: the two ends and at most CALIBRATE_EVALUATIONS)
+    is an upper bound, reached at the end. The record returned is the one computed at the value
+    found. Where ε jumps to +∞ short of the target (PLD's loss cap), it is refused."""
     from .accounting import solve_monotone
 
     if name not in SOLVABLE or solve not in SOLVABLE[name]:
@@ -609,30 +610,27 @@ def calibrate(name: str, params: dict, solve: str, target_epsilon: float,
             return account_reference(name, **{**params, solve: value}, **run)
         return account(make_mechanism(name, **{**params, solve: value}), **run)
 
-    calls = [0]
-    total = 2 + CALIBRATE_EVALUATIONS + 1  # the ends, the solver's evaluations at most, the record
-
-    def record_at(value: float) -> dict:
-        calls[0] += 1
-        _report(progress, calls[0], total)
-        return run_at(value)
+    total = 2 + CALIBRATE_EVALUATIONS  # the ends and the solver's evaluations, at most
+    records: dict[float, dict] = {}  # the value returned was evaluated: its record is kept
 
     def epsilon_at(value: float) -> float:
-        return record_at(value)["epsilon"]
+        _report(progress, len(records) + 1, total)
+        records[value] = run_at(value)
+        return records[value]["epsilon"]
 
-    first = record_at(low)
-    if first["method"] == "pld" and target_epsilon >= LOSS_CAP:
-        raise ParameterError("--target-eps", f"must be below {LOSS_CAP:g} with --method pld (privacy losses beyond "
-                                             f"{LOSS_CAP:g} nats count as +∞ there), got {target_epsilon:g}; use "
-                                             "--method rdp")
-    at_low, at_high = first["epsilon"], epsilon_at(high)
+    at_low, at_high = epsilon_at(low), epsilon_at(high)
     if not (min(at_low, at_high) <= target_epsilon <= max(at_low, at_high)):
         raise ParameterError("--target-eps", f"no {solve} in [{low:g}, {high:g}] meets ε = {target_epsilon:g}: ε runs "
                                              f"from {at_low:.6g} to {at_high:.6g} over that range")
     value = solve_monotone(epsilon_at, low, high, target_epsilon, log_scale, (at_low, at_high),
                            evaluations=CALIBRATE_EVALUATIONS)
-    record = run_at(value)
+    record = records[value]
     _report(progress, total, total)
+    if math.inf in (at_low, at_high) and record["epsilon"] < target_epsilon * (1 - 1e-3):
+        raise ParameterError("--target-eps", f"ε jumps from {record['epsilon']:.6g} to +∞ at {solve} ≈ {value:.6g}, "
+                                             f"below the target {target_epsilon:g} (by {record['method']}: a privacy "
+                                             f"loss beyond {LOSS_CAP:g} nats in one round counts as +∞); use "
+                                             "--method rdp")
     record["solved"], record["value"], record["target_epsilon"] = solve, value, target_epsilon
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"
     return record

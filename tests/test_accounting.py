@@ -293,14 +293,20 @@ def test_bad_observer_and_participation_exit_2_with_one_line(extra, capsys):
     assert code == 2 and err.count("\n") == 1 and ("--participation" in err or "--observer" in err), err
 
 
-def test_calibrate_refuses_targets_beyond_the_pld_loss_cap(capsys):
-    import json
+def test_calibrate_meets_targets_above_300_and_refuses_a_jump_to_infinity(monkeypatch):
+    """The 300-nat cap is on one round's privacy loss, not on the composed ε: a target of 400
+    is met where ε is continuous, and refused (naming --target-eps) where ε jumps to +∞ short
+    of it. ε(σ) is stubbed: 300·(0.05/σ)² from σ = 0.05 on, +∞ below (one capped round), or
+    the same curve without the jump (many rounds)."""
+    def stub(jump):
+        def account_reference(name, sigma, **run):
+            epsilon = math.inf if jump and sigma < 0.05 else 300 * (0.05 / sigma) ** 2
+            return {"epsilon": epsilon, "method": "pld", "sigma": sigma}
+        return account_reference
 
-    from rdpcalc.cli import main
-
-    assert main(["calibrate", "gaussian", "--solve", "sigma", "--target-eps", "1000"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--target-eps" in err and "--method rdp" in err
-    assert main(["calibrate", "gaussian", "--solve", "sigma", "--target-eps", "1000", "--method", "rdp", "--json"]) == 0
-    record = json.loads(capsys.readouterr().out)[0]
-    assert record["epsilon"] <= 1000 and record["epsilon"] > 1000 * (1 - 1e-4)
+    monkeypatch.setattr(api, "account_reference", stub(jump=False))
+    record = api.calibrate("gaussian", {}, "sigma", 400.0)
+    assert 400 * (1 - 1e-5) <= record["epsilon"] <= 400 and record["value"] == record["sigma"]
+    monkeypatch.setattr(api, "account_reference", stub(jump=True))
+    with pytest.raises(ParameterError, match="--target-eps: ε jumps from 300 to"):
+        api.calibrate("gaussian", {}, "sigma", 400.0)
