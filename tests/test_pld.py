@@ -438,7 +438,7 @@ def test_composed_gaussian_pld_never_below_the_closed_form_at_small_delta(sigma,
             ours = accountant.get_epsilon(target)
             assert ours == math.inf or exact_delta(mpmath.mpf(ours)) <= target, (target, ours)
             if target >= 1e-8:  # and tight there
-                exact = mpmath.findroot(lambda e: exact_delta(e) - target, ours)
+                exact = mpmath.findroot(lambda e, t=target: exact_delta(e) - t, ours)
                 assert ours <= float(exact) + 0.01 * float(exact)
             assert accountant.get_delta(ours if ours < math.inf else 1e3) >= float(
                 exact_delta(mpmath.mpf(ours if ours < math.inf else 1e3)))
