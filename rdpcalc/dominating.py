@@ -222,13 +222,13 @@ def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: floa
     engine = FastEngine()
     points = list(mechanism.breakpoints())
     clients = [engine.client(mechanism, p) for p in points]
-    _check_relaxed_cost(mechanism, [others] if rate == 1 else _others_grid(others, rate))
+    js = [others] if rate == 1 else _others_grid(others, rate)
+    _check_relaxed_cost(mechanism, js)
     if rate == 1:
         remove, add, text = _add_remove_family(mechanism, others, 1.0, engine, points, clients, h, budget)
         return _two_way_result(remove, add, f"client 1 with or without the {others} others' sum: {text}")
     from scipy.stats import binom
 
-    js = _others_grid(others, rate)
     upper_edges = [*js[1:], others + 1]
     weights = [float(binom.cdf(b - 1, others, rate) - (binom.cdf(a - 1, others, rate) if a else 0.0))
                for a, b in zip(js, upper_edges)]

@@ -390,8 +390,6 @@ def coarsen(pld, factor: int):
     from dp_accounting.pld.pld_pmf import DensePLDPmf
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    if factor == 1:
-        return pld
     moved = []
     for pmf in _pmfs(pld):
         dense = pmf.to_dense_pmf()
@@ -411,12 +409,7 @@ def rounding_allowance(pld) -> float:
     rounding left (their sum is ~1e−14 after 10⁴ Gaussian compositions), at least
     MIN_ROUNDING_ALLOWANCE. Unaccounted, it understated ε at δ ≤ 1e−10 (e.g. 52.8872 for the
     exact 52.8874 at δ = 1e−12: 30 rounds of the Gaussian at σ = 1)."""
-    negative = 0.0
-    for pmf in (pld._pmf_remove, pld._pmf_add):
-        masses = getattr(pmf, "_probs", None)
-        if masses is None:
-            masses = np.fromiter(getattr(pmf, "_loss_probs", {}).values(), dtype=float)
-        negative += float(-np.sum(np.minimum(np.asarray(masses, dtype=float), 0.0)))
+    negative = sum(float(-np.sum(np.minimum(pmf.to_dense_pmf()._probs, 0.0))) for pmf in _pmfs(pld))  # noqa: SLF001
     return max(MIN_ROUNDING_ALLOWANCE, 10 * negative)
 
 
