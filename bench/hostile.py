@@ -126,7 +126,7 @@ def survey_nan() -> dict[str, tuple[int, int]]:
     for name, args in MECHANISM_ARGS.items():
         x, x_prime = INPUTS[name]
         for samples in ("1", "2", "10", "1000", "100000"):
-            for bootstrap in ("10", "200"):
+            for bootstrap in ("40", "200"):
                 argv = ["mc", name, *args, "--x", x, "--x-prime", x_prime, "--samples", samples, "--bootstrap",
                         bootstrap, "--json"]
                 code, out, _ = run_in_process(argv)

@@ -562,7 +562,7 @@ def _mc_command(cls) -> click.Command:
         from .backend import montecarlo
 
         mechanism = _build_mechanism(cls, kwargs)
-        samples = _int_option(kwargs["samples"], "--samples", 1, 10**9)
+        samples = _int_option(kwargs["samples"], "--samples", 1, montecarlo.MAX_SAMPLES)
         seed = _int_option(kwargs["seed"], "--seed", 0, 2**63 - 1)
         n = _int_option(kwargs["n"], "--n", 1, 10**4)
         if kwargs["x"] is None:
@@ -574,7 +574,7 @@ def _mc_command(cls) -> click.Command:
             alpha = parse_alpha(kwargs["alpha"])
             if alpha == math.inf or alpha == 1:
                 raise ParameterError("--alpha", "must be a finite order > 1 for the empirical divergence")
-            bootstrap = _int_option(kwargs["bootstrap"], "--bootstrap", 10, 10**5)
+            bootstrap = _int_option(kwargs["bootstrap"], "--bootstrap", montecarlo.MIN_BOOTSTRAP, 10**5)
         with _progress("sampling") as progress:
             records = [montecarlo.check(mechanism, kwargs["x"], samples, seed, n, progress=progress)]
         if alpha is not None:

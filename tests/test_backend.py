@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import struct
 from fractions import Fraction as F
 
@@ -154,7 +155,7 @@ def test_an_infinite_plug_in_divergence_is_refused_with_the_draws_that_suffice()
     was [nan, nan]): refused on --samples, and the suggested number of draws gives finite values."""
     mech = api.make_mechanism("rqm", **RQM_PAIR)
     with pytest.raises(ParameterError, match=r"--samples: too few draws .* about (\d+) draws suffice") as refused:
-        montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, 1000, seed=1, bootstrap=10)
+        montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, 1000, seed=1, bootstrap=40)
     enough = int(refused.value.message.split("about ")[1].split(" ")[0])
     record = montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, enough, seed=1, bootstrap=50)
     values = [record["estimate"], record["interval_low"], record["interval_high"]]
@@ -176,7 +177,7 @@ def test_point_masses_a_check_without_dof_and_an_infinite_divergence_refused_on_
     record = montecarlo.check(mech, 1, 100, seed=0)
     assert (record["chi2"], record["dof"], record["p_value"], record["tv"]) == (0.0, 0, 1.0, 0.0)
     with pytest.raises(ParameterError, match="--x-prime: D_2 is"):
-        montecarlo.divergence_estimate(mech, 1, -1, 2.0, 100, seed=0, bootstrap=10)
+        montecarlo.divergence_estimate(mech, 1, -1, 2.0, 100, seed=0, bootstrap=40)
 
 
 @pytest.mark.parametrize("samples", [1, 5])
@@ -195,8 +196,8 @@ def test_draws_needed_when_one_output_takes_all_but_1e_minus_304():
     """CorBin at ε_p = 700: 1 − p_max = 1e−304 is lost in float subtraction (it divided by zero:
     internal error); the count is summed from the other outputs."""
     tiny = np.array([1e-304 / 3] * 3 + [1.0])
-    assert float(montecarlo.chi_square_samples(tiny)) == pytest.approx(5e304, rel=1e-6)
-    assert montecarlo.chi_square_samples(np.array([1.0, 0.0])) == "inf"
+    assert montecarlo.chi_square_samples(tiny) == "more than 1e+09"  # 5e304: beyond what --samples takes
+    assert montecarlo.chi_square_samples(np.array([0.9, 0.1])) == str(math.ceil(5 * (1 + 1e-9) / 0.1))
 
 
 def test_chi_square_degenerate_cases_are_finite():
@@ -236,9 +237,9 @@ def test_batches_keep_the_stream_deterministic_and_report_progress():
     assert np.array_equal(counts, np.bincount(unbatched, minlength=cells))
     calls.clear()
     rqm = api.make_mechanism("rqm", **RQM_PAIR)
-    montecarlo.divergence_estimate(rqm, "0.5", "-0.5", 2.0, 8000, seed=0, bootstrap=10,
+    montecarlo.divergence_estimate(rqm, "0.5", "-0.5", 2.0, 8000, seed=0, bootstrap=40,
                                    progress=lambda d, t: calls.append((d, t)))
-    assert calls[-1] == (16010, 16010) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert calls[-1] == (16040, 16040) and [d for d, _ in calls] == sorted(d for d, _ in calls)
 
 
 def test_rqm_work_array_is_bounded_for_many_levels():
@@ -350,3 +351,37 @@ def test_fl_progress_totals_dimension_and_memory_refusal():
     assert all(np.isfinite(r["test_loss"]) for r in result["rounds"])
     with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="--hidden: .* over the budget"):
         fl.run(fl.RunConfig(rounds=1, per_round=20, hidden=10**4), _digits_data())
+
+
+def test_suggested_draws_stay_within_what_samples_takes():
+    """PBM with 1000 trials at θ = 1/4: q = 0.25¹⁰⁰⁰ is 0 in floats, so doubling the draws never
+    met the target (it overflowed: internal error); the suggestion stops at --samples' limit."""
+    tiny = np.array([0.5, 0.5, 0.0])
+    assert montecarlo.divergence_samples(tiny, np.array([0.5, 0.5, 0.0]), 1000) == "1000"
+    assert montecarlo.divergence_samples(np.array([0.5, 0.5]), np.array([1.0, 0.0]), 1000) == "more than 1e+09"
+    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=1000)
+    with pytest.raises(ParameterError, match="--samples: .* draws suffice"):
+        montecarlo.divergence_estimate(mech, 1, -1, 2.0, 1000, seed=0, bootstrap=40)
+
+
+def test_bootstrap_interval_of_order_statistics_recomputed_from_the_seeded_stream():
+    """The interval's ends are the ⌊2.5%⌋ lower and ⌈97.5%⌉ upper order statistics of B plug-in
+    estimates of multinomial resamples, recomputed here from the same generator; B < 39 cannot
+    give a 95% interval and is refused."""
+    from rdpcalc.backend.montecarlo import sampled_counts
+
+    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    samples, bootstrap = 50_000, 60
+    record = montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, samples, seed=4, bootstrap=bootstrap)
+    rng = np.random.default_rng(4)
+    cells = mech.support_size
+    counts_p, _ = sampled_counts(mech, 1.5, samples, 1, cells, rng, lambda k: None)
+    counts_q, _ = sampled_counts(mech, -1.5, samples, 1, cells, rng, lambda k: None)
+    resampled = sorted(
+        float(np.log(np.sum(a**2 / b)))
+        for a, b in ((rng.multinomial(samples, counts_p / samples) / samples,
+                      rng.multinomial(samples, counts_q / samples) / samples) for _ in range(bootstrap)))
+    assert record["interval_low"] == pytest.approx(resampled[math.floor(0.025 * (bootstrap - 1))], rel=1e-12)
+    assert record["interval_high"] == pytest.approx(resampled[math.ceil(0.975 * (bootstrap - 1))], rel=1e-12)
+    with pytest.raises(ParameterError, match="--bootstrap"):
+        montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, samples, seed=4, bootstrap=38)

@@ -41,7 +41,7 @@ COMMAND_OPTIONS = {
                 "--method", "--discretization", "--epsilon-target"],
 }
 CHOICES = ["worst", "paper", "pm-c", "exact", "fast", "local", "release", "server", "poisson", "add-remove", "pld", "rdp"]
-SMALL = {"--samples": "200", "--bootstrap": "10"}
+SMALL = {"--samples": "200", "--bootstrap": "40"}
 #: what an output option may be given: a new name, or a target that must be refused untouched
 TARGETS = ["new", *UNSAFE_KINDS]
 MEMORY = [None] * 6 + ["64M", "1G", "5x"]
