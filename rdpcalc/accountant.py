@@ -438,7 +438,8 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     if clients_in_sum > 1:
         _check_searchable(mechanism, clients_in_sum)
     if clients_in_sum > 1 and per_round == "certified":
-        values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders, make_engine(engine, dps))
+        values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders,
+                                                        make_engine(engine, dps, clients_in_sum))
         text = f"certified upper bound of the worst case ({certificate})"
     else:
         records = api.divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)

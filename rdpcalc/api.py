@@ -80,7 +80,7 @@ def divergence(
     """
     check_distribution(mechanism)
     orders = collect_alphas(_order_texts(alphas), alpha_ranges)
-    engine_obj = make_engine(engine, dps)
+    engine_obj = make_engine(engine, dps, clients=n)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
     chosen = choose_neighbours(mechanism, n, neighbours, k, x, x_prime, seed, inputs, inputs_text, k_option, budget)
     require_costs(peak_costs(mechanism, n, len(orders), chosen, engine_obj, inputs_text.split(":")[0] or None))

@@ -591,7 +591,8 @@ def _mc_command(cls) -> click.Command:
         click.Option(["--x-prime", "x_prime"], type=str, default=None, metavar="X'",
                      help="Also estimate D_α(P_X ‖ P_X') from samples, with a bootstrap interval."),
         click.Option(["--alpha"], type=str, default="2", show_default=True, help="Order of the estimated divergence."),
-        click.Option(["--bootstrap"], type=str, default="200", show_default=True, help="Bootstrap resamples, ≥ 39 (a 95% interval of order statistics)."),
+        click.Option(["--bootstrap"], type=str, default="200", show_default=True,
+                     help="Bootstrap resamples, ≥ 39 (a 95% interval of order statistics)."),
         *OUTPUT_OPTIONS,
     ]
     return click.Command(cls.name, callback=run, params=params, epilog=EXAMPLES["mc"],

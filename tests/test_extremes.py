@@ -137,13 +137,13 @@ def test_exact_engine_refuses_what_mpfr_cannot_hold():
     """gmpy2 accepts an exponent range of 2^±2^62 but e^x underflows below about 2^−2^30: a sum
     of two CorBin clients at ε_p = 4·10⁸ came out +∞ ("support mismatch") by the exact engine,
     where the fast one gives 4·10⁸. The exact engine now refuses it, naming --eps-p."""
-    from rdpcalc.numerics import EXACT_LOG_LIMIT, exact
+    import gmpy2
+
+    from rdpcalc.numerics import EXACT_LOG_REACH, exact
 
     assert exact.reachable_emin() >= -(2**62)
     with exact.precision(30):
-        import gmpy2
-
-        assert gmpy2.exp(gmpy2.mpfr(-EXACT_LOG_LIMIT * 20_000)) > 0  # the largest product kept
+        assert gmpy2.exp(gmpy2.mpfr(-EXACT_LOG_REACH)) > 0  # the smallest product kept is held
     mech = api.make_mechanism("corbin", eps_p="4e8")
     assert api.divergence(mech, n=2, k=0, alphas=[2])[0]["divergence"] == pytest.approx(4e8, rel=1e-12)
     with pytest.raises(ParameterError, match="--eps-p"):

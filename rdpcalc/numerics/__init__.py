@@ -43,10 +43,10 @@ ENGINES = ("fast", "exact")
 
 #: the exact engine refuses sums whose support exceeds this (its cost grows as support²)
 EXACT_MAX_SUPPORT = 20_001
-#: −(the smallest natural log of a single-client probability the exact engine takes): a sum's
-#: probability is a product of at most EXACT_MAX_SUPPORT − 1 such factors, and it must stay
-#: above MPFR's reachable range (:func:`exact.reachable_emin`: 2^−2^30 here, so about 37 200 nats)
-EXACT_LOG_LIMIT = -exact.reachable_emin() * math.log(2) / EXACT_MAX_SUPPORT
+#: −(the smallest natural log the exact engine holds): MPFR's reachable range
+#: (:func:`exact.reachable_emin`: 2^−2^30 here, about 7.4·10⁸ nats). A probability of a sum of
+#: n clients is a product of n single-client ones, so each of those must be ≥ e^{−reach/n}
+EXACT_LOG_REACH = -exact.reachable_emin() * math.log(2)
 
 
 class FastEngine:
@@ -120,10 +120,13 @@ class ExactEngine:
 
     name = "exact"
 
-    def __init__(self, dps: int = 50):
+    def __init__(self, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1):
+        """``clients``: the most clients whose probabilities one sum multiplies (the single-client
+        pmfs are checked against EXACT_LOG_REACH / clients)."""
         if not 15 <= dps <= 1000:
             raise ParameterError("--dps", f"must be an integer in [15, 1000], got {dps}")
         self.dps = dps
+        self.log_limit = EXACT_LOG_REACH / max(1, clients)
 
     def client(self, mechanism: Mechanism, x: Fraction) -> list:
         with mpmath.workdps(self.dps + 5):
@@ -132,7 +135,7 @@ class ExactEngine:
             if any(p < 0 or mpmath.isnan(p) for p in probabilities) or abs(total - 1) > mpmath.mpf(10) ** (-self.dps):
                 raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
             smallest = min(p for p in probabilities if p > 0)
-            check_log_range(mechanism, x, mpmath.log(smallest), EXACT_LOG_LIMIT, "the exact engine")
+            check_log_range(mechanism, x, mpmath.log(smallest), self.log_limit, "the exact engine")
             return exact.from_mpmath(probabilities)
 
     @staticmethod
@@ -185,12 +188,13 @@ class ExactEngine:
             return mpmath.nstr(exact.to_mpmath(value), self.dps)
 
 
-def make_engine(name: str, dps: int = 50) -> FastEngine | ExactEngine:
-    """The engine called ``name`` ("fast" or "exact"; dps only matters for exact)."""
+def make_engine(name: str, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1) -> FastEngine | ExactEngine:
+    """The engine called ``name`` ("fast" or "exact"; dps and the most clients summed only
+    matter for exact)."""
     if name == "fast":
         return FastEngine()
     if name == "exact":
-        return ExactEngine(dps)
+        return ExactEngine(dps, clients)
     raise ParameterError("--engine", f"must be one of {', '.join(ENGINES)}, got {name!r}")
 
 
