@@ -148,3 +148,12 @@ def test_exact_engine_refuses_what_mpfr_cannot_hold():
     assert api.divergence(mech, n=2, k=0, alphas=[2])[0]["divergence"] == pytest.approx(4e8, rel=1e-12)
     with pytest.raises(ParameterError, match="--eps-p"):
         api.divergence(mech, n=2, k=0, alphas=[2], engine="exact", dps=30)
+
+
+def test_layered_bits_with_the_step_far_beyond_the_interval():
+    """σ = 1e299, t = 1e−300: w/t overflowed in log₂(t/w + extra) (internal error); the fixed
+    lengths are then ⌈log₂(extra)⌉ plus nothing, computed directly."""
+    records = api.layered_bits("gauss", "1e299", "1e-300", 3)
+    fixed = sorted(r["value"] for r in records if "fixed length" in r["quantity"])
+    assert fixed == [math.ceil(math.log2(2)), math.ceil(math.log2(3))]  # ⌈log₂(2 + t/η)⌉, ⌈log₂(t/w + 3)⌉
+    assert main(["bits", "layered", "--sigma", "1e299", "--t", "1e-300", "--n", "3"]) == 0

@@ -62,8 +62,8 @@ def dithered_cell_entropy(step, t: Number) -> np.ndarray:
 def _cell_entropy(step, t: float) -> np.ndarray:
     """``dithered_cell_entropy`` in c = w/t, with log₂ c as log₂ w − log₂ t (w/t underflows to 0
     at t/w = 1e600, which made the entropy +∞)."""
-    ratio = step / t
-    with np.errstate(divide="ignore"):  # np.where evaluates both branches
+    with np.errstate(divide="ignore", over="ignore"):  # np.where evaluates both branches
+        ratio = step / t
         return np.where(ratio <= 1, np.log2(t) - np.log2(step) + ratio * LOG2_E / 2, LOG2_E / (2 * ratio))
 
 
@@ -159,7 +159,10 @@ def irwin_hall_fixed_length(n: int, sigma: Number, t: Number) -> int:
 
 
 def _log2_sum(t: float, w: float, extra: int) -> float:
-    """log₂(t/w + extra) as log₂ t − log₂ w + log₂(1 + extra·w/t) (t/w overflows at 1e600)."""
+    """log₂(t/w + extra): as log₂ t − log₂ w + log₂(1 + extra·w/t) where t ≥ w (t/w overflows at
+    1e600), directly where t < w (w/t overflows at σ = 1e299, t = 1e−300)."""
+    if t < w:
+        return math.log2(extra + t / w)
     return math.log2(t) - math.log2(w) + math.log2(1 + extra * (w / t))
 
 
