@@ -1,5 +1,6 @@
-"""LDP-FL, CorBin-FL and AugCorBin-FL (Salehi et al., "CorBin-FL: A Differentially Private
-Federated Learning Mechanism using Common Randomness"), Algorithms 1–3.
+"""LDP-FL, CorBin-FL and AugCorBin-FL: Salehi, Mia, Pradhan, Amini & Shirani (2024), "CorBin-FL: A
+Differentially Private Federated Learning Mechanism using Common Randomness", arXiv:2409.13133,
+Algorithms 1–3.
 
 Each client sends one bit per parameter: c ± rα, α = α(ε_p) = (e^{ε_p}+1)/(e^{ε_p}−1). LDPQ
 (Algorithm 1) sends c + rα with probability q = ½ + (w−c)/(2rα). CorBinQ (Algorithm 2)
@@ -8,7 +9,8 @@ client's marginal is still LDPQ's, which is what the PLDP guarantee (3) is about
 sees both outputs of a pair sees their joint law, which changes support with one input.
 
 Inputs are offsets x = w − c ∈ [−r, r] (the privacy does not depend on c or r).
-Paper extract: ``papers/corbin.md`` (§2 mechanisms, §3 Theorems 1–4, §5 formulas, §9 errata).
+The paper's results are Proposition 1 and Theorems 1–4 (§III–IV, proofs in Apps. A–E). It has no
+Rényi-DP analysis: the Rényi curves and exact MSEs here are derived.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ class CorBin(Mechanism):
 
     ``eps_p`` > 0 (or ``alpha_p`` > 1), center ``c``, radius ``r`` > 0, ``d`` ≥ 0 shared bits
     ("inf" for the ideal coupling), and ``line14``: ``fixed`` (T2 ≺ Z, as the prose says) or
-    ``printed`` (T1 ≺ Z, which breaks unbiasedness; erratum 3)."""
+    ``printed`` (T1 ≺ Z, as Algorithm 2 prints line 14 (Salehi et al. 2024, §III-B); it breaks
+    unbiasedness: ε_p = 1, d = 5, c = 0, r = ½, (w, w′) = (0.4, −0.2) give P(Q₂ = +) ≈ 0.3178, not
+    q₂ ≈ 0.4076)."""
 
     eps_p: object = None
     alpha_p: object = None
@@ -221,7 +225,8 @@ class CorBin(Mechanism):
         f₁ = N q₁ − a, f₂ = N(1−q₂) − b (Algorithm 2): Q₁ = + if z < a, − if z > a, + w.p. f₁
         at z = a; Q₂ = − if z < b, + if z > b (fixed line 14) or z > a (printed), − w.p. f₂
         otherwise. The private coins are independent, so P is a sum over the z-classes.
-        Ideal (d = ∞): P₋₋ = max(0, 1−q₁−q₂), the Fréchet lower bound (extract §2.3), with
+        Ideal (d = ∞): P₋₋ = max(0, 1−q₁−q₂), the Fréchet lower bound (the optimal coupling of the
+        proof of Theorem 1, Salehi et al. 2024, App. B, eqs. (21)–(22)), with
         q₁ + q₂ − 1 = (x + y)/(2rα): [−s, q₂, q₁, 0] for s = (x+y)/(2rα) ≤ 0, else [0, 1−q₁, 1−q₂, s].
 
         Every probability and its complement (1 − q, 1 − f) is formed without cancellation
@@ -253,9 +258,9 @@ class CorBin(Mechanism):
             cells[3] += count * up1 * not_down2
         return cells
 
-    # ------------------------------------------------------------------ MSE (extract §5 items 6–7)
+    # ------------------------------------------------------------------ MSE [derived]
     def pair_mse(self, x, y) -> mpmath.mpf:
-        """E(Q₁ + Q₂ − w − w')² = 4A²(q₁ + q₂ − 1 + 2P₋₋) − u², u = x + y [derived, §5 item 6]."""
+        """E(Q₁ + Q₂ − w − w')² = 4A²(q₁ + q₂ − 1 + 2P₋₋) − u², u = x + y [derived]."""
         joint = self.pair_joint(x, y)
         A, u = self.amplitude, to_mpf(Fraction(x)) + to_mpf(Fraction(y))
         return 4 * A**2 * (self.up_probability(x) + self.up_probability(y) - 1 + 2 * joint[0]) - u**2
@@ -284,10 +289,10 @@ class CorBin(Mechanism):
         out = [Bound("ε_p = ln((α+1)/(α−1)): PLDP of one uplink", inf, eps, "paper eq. (3), Algorithm 1", "worst", "=")
                if self.view == "marginal" else
                Bound("ε_p: PLDP covers one uplink only", inf, eps, "paper eq. (3)", "worst",
-                     note="the server sees the pair: support changes with one input, so D = ∞ (erratum 8)")]
+                     note="the server sees the pair: support changes with one input, so D = ∞")]
         if self.view == "marginal":
             for a in alphas:
-                out.append(Bound("randomized-response Rényi curve", a, rr_renyi(eps, a), "derived (extract §5 item 4)",
+                out.append(Bound("randomized-response Rényi curve", a, rr_renyi(eps, a), "derived",
                                  "worst", "="))
         A2 = (r * alpha) ** 2
         worst_ldp = A2 / n
@@ -297,8 +302,8 @@ class CorBin(Mechanism):
         gap_tight = 2 * A2 / 2**self.d if self.d is not None else mpmath.mpf(0)
         paper_thm2 = r**2 * (alpha**2 + 2 * alpha - 1) / (2 * n)
         out += [
-            Bound("server MSE, LDP-FL, worst case r²α²/n", None, worst_ldp, "derived (extract §5 item 7)", None, ""),
-            Bound("server MSE, CorBin-FL (d = ∞), worst case", None, worst_corbin, "derived (extract §5 item 7)", None, ""),
+            Bound("server MSE, LDP-FL, worst case r²α²/n", None, worst_ldp, "derived", None, ""),
+            Bound("server MSE, CorBin-FL (d = ∞), worst case", None, worst_corbin, "derived", None, ""),
             Bound(f"server MSE, AugCorBin-FL (γ = {float(gamma):g}, d = ∞), worst case", None, worst_aug, "derived",
                   None, ""),
             Bound("server MSE, LDP-FL, uniform inputs", None, (A2 - r**2 / 3) / n, "derived", None, ""),
@@ -307,7 +312,7 @@ class CorBin(Mechanism):
             Bound("Theorem 2: r²(α²+2α−1)/(2n), as printed", None, paper_thm2, "paper Theorem 2",
                   Exact(worst_corbin, "worst server MSE of CorBin-FL, d = ∞")),
             Bound("Theorem 2, proof's covariance factor corrected: r²(2α−1)/n", None, r**2 * (2 * alpha - 1) / n,
-                  "derived (erratum 5)", Exact(worst_corbin, "worst server MSE of CorBin-FL, d = ∞")),
+                  "derived (App. C's 1/(2n²) read as 1/n²)", Exact(worst_corbin, "worst server MSE of CorBin-FL, d = ∞")),
             Bound("Theorem 3 MSE, as printed", None, to_mpf(gamma) * A2 / n + (1 - to_mpf(gamma)) * paper_thm2,
                   "paper Theorem 3", Exact(worst_aug, "worst server MSE of AugCorBin-FL, d = ∞")),
         ]
@@ -316,7 +321,7 @@ class CorBin(Mechanism):
                 Bound("Theorem 1 gap r²α²/2^(d−6), as printed (per pair)", None, A2 / mpmath.mpf(2) ** (self.d - 6),
                       "paper eq. (4)", None, "", note="the tight constant is r²α²/2^(d−1) (derived)"),
                 Bound("worst server MSE of CorBin-FL at this d ≤ ideal + r²α²/(2^(d−1)·2n)", None,
-                      worst_corbin + gap_tight / (2 * n), "derived (extract §5 item 6)", None, ""),
+                      worst_corbin + gap_tight / (2 * n), "derived", None, ""),
             ]
         out += self._theorem_3_and_4(n, gamma, m, delta, p, gap)
         return out
@@ -349,13 +354,14 @@ class CorBin(Mechanism):
             Bound("Theorem 4: γ, as printed", None, pq - spread, "paper Theorem 4", None, ""),
             Bound("Theorem 4: γ′, as printed", None, pq + spread, "paper Theorem 4", None, ""),
             Bound("Theorem 4: θ, as printed", None, pq - mpmath.sqrt(pq / (gp * n)), "paper Theorem 4", None, "",
-                  note="with P(F_i = 1) = 1 − p (erratum 7) θ = (1−p) − √(p(1−p)/((δ−δ₁)n))"),
+                  note="App. E takes P(F_i = 1) = p for 'client i stays'; with 1 − p, θ = (1−p) − √(p(1−p)/((δ−δ₁)n))"),
         ]
         return out
 
 
 def rr_renyi(eps, alpha) -> mpmath.mpf:
-    """Rényi curve of binary randomized response with parameter ε (extract §5 item 4):
+    """Rényi curve of binary randomized response with parameter ε [derived; the paper has no Rényi
+    analysis]: LDPQ's worst pair is x = ±r, where it is randomized response with parameter ε_p:
     1/(λ−1) ln[(e^{λε} + e^{(1−λ)ε})/(1 + e^ε)]; KL = ε tanh(ε/2); D_∞ = ε."""
     eps = to_mpf(eps)
     if alpha == math.inf:

@@ -1,9 +1,12 @@
-"""PBM, the Poisson binomial mechanism (Chen, Özgür, Kairouz 2022), RQM's comparator.
+"""PBM, the Poisson binomial mechanism: Chen, Özgür & Kairouz (2022), "The Poisson Binomial Mechanism
+for Unbiased Federated Learning with Secure Aggregation", ICML 2022, arXiv:2207.09916 (Algorithm 2
+there, as cited by Youn et al. 2023). It is RQM's comparator in Youn, Hu, Ziani & Abernethy (2023),
+arXiv:2306.11913, §6.
 
 One client with input x ∈ [−c, c] sends Z ~ Binomial(trials, p(x)) with p(x) = ½ + θx/c; the
-server sees the sum of the Z's, a Poisson-binomial variable. The RQM paper's "m = 16" is
-ambiguous between 16 trials (17 output values) and 15 trials (16 values), so the number of
-trials is explicit (``papers/rqm.md`` §7).
+server sees the sum of the Z's, a Poisson-binomial variable. The RQM paper's "m = 16 for both"
+(Youn et al. 2023, §6.1) is ambiguous between 16 trials (17 output values) and 15 trials
+(16 values), so the number of trials is explicit.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ class PBM(Mechanism):
 
     def d_infinity_closed_form(self) -> mpmath.mpf:
         """D_∞(P_c ‖ P_{−c}) = M log((1+2θ)/(1−2θ)), attained at output M; for the SecAgg sum
-        it is the same for every n and k (extract §9 item 15) [derived]."""
+        it is the same for every n and k: the largest sum attains it, and post-processing
+        caps it at the single-client value [derived]."""
         theta = to_mpf(self.theta)
         return self.trials * mpmath.log((1 + 2 * theta) / (1 - 2 * theta))

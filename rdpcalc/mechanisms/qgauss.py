@@ -1,12 +1,13 @@
-"""The quantized Gaussian mechanism (Kang et al., "The Effect of Quantization in Federated
-Learning: A Rényi Differential Privacy Perspective"), eq. (10).
+"""The quantized Gaussian mechanism: Kang, Liu, He, Zhang, Song & Letaief (2024), "The Effect of
+Quantization in Federated Learning: A Rényi Differential Privacy Perspective", arXiv:2405.10096,
+eq. (10).
 
 G x = Q(x + N(0, σ²); k, C_q): add Gaussian noise of standard deviation σ, clip to [−C_q, C_q],
 and round stochastically (without bias) to the k levels B(r) = −C_q + 2C_q r/(k−1). Inputs are
 the clipped updates, x ∈ [−C_q/2, C_q/2], so the sensitivity is Δ₂ = C_q.
 
-Paper extract: ``papers/quantized_gaussian.md`` (§1.4 mechanism, §4 Lemma 2, §5 Theorem 2,
-§7 the Gaussian and clipped-Gaussian comparisons, §8 reference values).
+The pmf is the paper's Lemma 2 (eqs. (11)–(12)); its budgets are Theorem 2 (eqs. (13)–(14), proof
+eqs. (15)–(16)) and the Gaussian bound by post-processing (Theorem 1), all in §III-B.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
 
 
 def integrated_cdf(t):
-    """G(t) = ∫_{−∞}^t Φ(s) ds = t Φ(t) + φ(t) (extract §4.2); E[(Y−c)₊] = σ G((μ−c)/σ)."""
+    """G(t) = ∫_{−∞}^t Φ(s) ds = t Φ(t) + φ(t); E[(Y−c)₊] = σ G((μ−c)/σ) [derived]."""
     return t * mpmath.ncdf(t) + mpmath.npdf(t)
 
 
@@ -79,8 +80,9 @@ class QuantizedGaussian(Mechanism):
     def breakpoints(self) -> tuple[Fraction, ...]:
         """(−C_q/2, C_q/2). The hat kernels of stochastic rounding and the Gaussian are TP2, so
         {P_x} has a monotone likelihood ratio in the output: that makes (C_q/2, −C_q/2) the
-        worst pair for D_∞ [derived, extract §3]; for finite α it is Theorem 2's unproven
-        premise, confirmed numerically by the extract and by ``--grid``."""
+        worst pair for D_∞ [derived]; for finite α it is Theorem 2's premise, which the paper
+        does not prove, confirmed numerically (a 21×21 grid of input pairs for k ∈ {2, 3, 4, 8},
+        σ/C_q ∈ {0.2, 0.5, 1, 3}, α ∈ {1, 2, 8, ∞}) and by ``--grid``."""
         return (-self.bound, self.bound)
 
     def tail_option(self, limit: float) -> tuple[str, str]:
@@ -100,7 +102,7 @@ class QuantizedGaussian(Mechanism):
         return 10 + math.ceil(2 * max(ratio, 0.0)) + math.ceil(4 * reach)
 
     def pmf(self, x: Fraction) -> list[mpmath.mpf]:
-        """Lemma 2 (eqs. 11–12) in the tail-stable second-difference form of extract §4.2.
+        """Lemma 2 (Kang et al. 2024, eqs. (11)–(12)) in a tail-stable second-difference form [derived].
 
         With w_j = (x − B(j))/σ and σ/δ the noise in units of the spacing,
             P[B(r)]   = (σ/δ) [G(s w_{r−1}) − 2 G(s w_r) + G(s w_{r+1})],  1 ≤ r ≤ k−2,
@@ -138,7 +140,7 @@ class QuantizedGaussian(Mechanism):
     def theorem_2_bound(self) -> mpmath.mpf:
         """ε_∞ of Theorem 2, eq. (14), as printed: log(δ / ∫_{B(k−2)}^{B(k−1)} f(y)(y − B(k−2)) dy),
         f the N(−C_q/2, σ²) density. The integral is evaluated in the stable form
-        σ[G((μ−a)/σ) − G((μ−b)/σ)] − δ Φ̄((b−μ)/σ), μ = −C_q/2, a = B(k−2), b = C_q (extract §5)."""
+        σ[G((μ−a)/σ) − G((μ−b)/σ)] − δ Φ̄((b−μ)/σ), μ = −C_q/2, a = B(k−2), b = C_q [derived]."""
         with mpmath.extradps(self._guard_digits(self.bound) + 10):
             sigma, delta = to_mpf(self.sigma), to_mpf(self.spacing)
             mu = -to_mpf(self.bound)
@@ -154,12 +156,12 @@ class QuantizedGaussian(Mechanism):
 
     def exact_d_infinity(self) -> mpmath.mpf:
         """log(P_{C_q/2}[B(k−1)] / P_{−C_q/2}[B(k−1)]): the exact worst-case D_∞, by the monotone
-        likelihood ratio [derived, extract §3]."""
+        likelihood ratio [derived]."""
         return mpmath.log(self.pmf(self.bound)[-1] / self.pmf(-self.bound)[-1])
 
     def clipped_gaussian_divergence(self, alpha: float, x: Fraction, x_prime: Fraction) -> mpmath.mpf:
         """D_α between clip(x + Z) and clip(x' + Z), Z ~ N(0, σ²), clipped to [−C_q, C_q]
-        [derived, extract §7]: the quantizer output post-processes it, so it bounds every k,
+        [derived]: the quantizer output post-processes it, so it bounds every k,
         and it is the k → ∞ limit. Atoms Φ̄((C−x)/σ) at C and Φ((−C−x)/σ) at −C; on (−C, C)
         p^α q^{1−α} integrates to e^{α(α−1)(x−x')²/(2σ²)} [Φ((C−m)/σ) − Φ((−C−m)/σ)] with
         m = αx + (1−α)x'."""
@@ -190,12 +192,12 @@ class QuantizedGaussian(Mechanism):
                              "paper §III (Theorem 1, Mironov)"))
         for alpha in alphas:
             out.append(Bound("clipped Gaussian D_α (k → ∞ limit)", alpha,
-                             self.clipped_gaussian_divergence(alpha, self.bound, -self.bound), "derived (extract §7)"))
+                             self.clipped_gaussian_divergence(alpha, self.bound, -self.bound), "derived"))
         out += [
             Bound("ε_∞, Theorem 2 eq. (14) as printed", math.inf, self.theorem_2_bound(), "paper eq. (14)"),
             Bound("Theorem 2 proof, middle step", math.inf, self.theorem_2_intermediate(), "paper eq. (16)", "pair"),
             Bound("log P_{C/2}[B(k−1)] / P_{−C/2}[B(k−1)]", math.inf, self.exact_d_infinity(),
-                  "derived (extract §3)", "worst", "="),
+                  "derived (monotone likelihood ratio)", "worst", "="),
         ]
         return out
 

@@ -1,23 +1,25 @@
-"""QMGeo: stochastic quantization with a mixed truncated geometric distribution (Wang and
-Gursoy, "QMGeo: Differentially Private Federated Learning via Stochastic Quantization with Mixed
-Truncated Geometric Distribution"), eqs. (5), (9)–(11).
+"""QMGeo: stochastic quantization with a mixed truncated geometric distribution. Wang & Gursoy (2023),
+"QMGeo: Differentially Private Federated Learning via Stochastic Quantization with Mixed Truncated
+Geometric Distribution", arXiv:2312.05761, eqs. (5), (9)–(11) (§III).
 
 Levels Bin(j) = −W + 2jW/(R−1), j = 0 … R−1, spacing Δ = 2W/(R−1). An input w ∈ [−W, W] sits
 in the interval r (Bin(r) ≤ w ≤ Bin(r+1)) at fraction λ = (w − Bin(r))/Δ; the output is a
 mixture of a geometric walk down from Bin(r) and one up from Bin(r+1), truncated to the levels.
 
-The paper is inconsistent in three places, each exposed as an option (extract §1.6):
+The paper is inconsistent in three places, each exposed as an option:
 
 * ``orientation``: ``S`` (default) puts weight λ on the upward branch, so that p = 1 is
-  ordinary stochastic rounding, as the paper says it should be; ``L`` is eq. (9) literally.
+  ordinary stochastic rounding (16), as the paper says it should be (§IV-B1); ``L`` is eq. (9)
+  literally, which at p = 1 rounds the wrong way.
 * ``normalisers``: ``text`` (default) normalises the truncated geometrics on the supports the
   text states; ``printed`` uses eqs. (10)–(11), which are off by one: they do not sum to one
   and divide by zero in the edge intervals (only ``rdpcalc pmf`` accepts them).
 * ``tie``: an input exactly on a level Bin(r), 0 < r < R−1, is in interval r with λ = 0
   (``lower``, default) or in interval r−1 with λ = 1 (``upper``); the pmf jumps there.
 
-Paper extract: ``papers/qmgeo.md`` (§1 mechanism, §2.3–2.5 the paper's privacy formulas and
-their errata, §5 reference values).
+The paper's privacy results are inline formulas, with no numbered theorems: ε-DP eq. (21)
+(§IV-B1), RDP eq. (25) (§IV-B2) and the d-coordinate versions (26)–(27) (§IV-C). Each is given
+here as printed; (21) and (25) also corrected.
 """
 
 from __future__ import annotations
@@ -121,9 +123,11 @@ class QMGeo(Mechanism):
 
     def breakpoints(self) -> tuple[Fraction, ...]:
         """The levels Bin(0) … Bin(R−1). Inside each interval the pmf is affine in w, and it
-        jumps at every level (extract §1.5 P2), so the supremum over inputs is a maximum over
-        the intervals' end distributions, some of them one-sided limits that no input attains.
-        The levels themselves already give +∞ (P3); :meth:`inputs_with_margin` shows how the
+        jumps at every level (at w = Bin(r), λ = 0 and the pmf is one-sided: under S no mass lies
+        above Bin(r)), so the supremum over inputs is a maximum over the intervals' end
+        distributions, some of them one-sided limits that no input attains. The levels themselves
+        already give +∞ (under S, Q(±W) is the end level ±W almost surely; under L, Q(−W) never
+        outputs Bin(0)); :meth:`inputs_with_margin` shows how the
         supremum over inputs a distance ηΔ away from the levels grows as η → 0."""
         return tuple(self.level(j) for j in range(self.R))
 
@@ -156,7 +160,8 @@ class QMGeo(Mechanism):
         return [p * q**i / normaliser for i in range(length)]
 
     def down_component(self, r: int) -> list:
-        """D_r over j = 0 … R−1: p q^{r−j}/(1 − q^{r+1}) for j ≤ r, else 0 (extract §1.5); with
+        """D_r over j = 0 … R−1: p q^{r−j}/(1 − q^{r+1}) for j ≤ r, else 0 (eq. (9)'s down branch on
+        the support {1 … r+1} the text gives X_Geo1, normalised as in eq. (6)); with
         ``printed`` normalisers the denominator is 1 − q^r (eq. 10)."""
         down = self._geometric(r + 1, r if self.normalisers == "printed" else r + 1)
         return [down[r - j] if j <= r else mpmath.mpf(0) for j in range(self.R)]
@@ -185,7 +190,7 @@ class QMGeo(Mechanism):
 
     def eps_midpoint(self) -> mpmath.mpf:
         """ln((1 − q^{R−1}) / (p q^{R−2})): the exact D_∞ of the midpoint pair
-        Bin(0)+Δ/2 vs Bin(R−1)−Δ/2 that (21) describes, normaliser kept [derived, §2.3]."""
+        Bin(0)+Δ/2 vs Bin(R−1)−Δ/2 that (21) describes, normaliser kept [derived]."""
         p, q = to_mpf(self.p), to_mpf(1 - self.p)
         return mpmath.log((1 - q ** (self.R - 1)) / (p * q ** (self.R - 2))) if self.p < 1 else mpmath.inf
 
@@ -194,7 +199,7 @@ class QMGeo(Mechanism):
         return self.level(0) + half, self.level(self.R - 1) - half
 
     def rdp_paper(self, alpha: float) -> mpmath.mpf:
-        """Eq. (25) as printed (negative for every α > 1, extract §2.4 (d)):
+        """Eq. (25) as printed (negative for every α > 1, e.g. −25.917 at R = 8, p = 0.9, α = 2):
         1/(1−α) log{ p q^{−2α+(1−α)R+1}/(1−q^{R−1}) · α(q^{(2α−1)R} − 1)/(q^{2α−1} − 1) }."""
         a, p, q, R = mpmath.mpf(alpha), to_mpf(self.p), to_mpf(1 - self.p), self.R
         first = p * q ** (-2 * a + (1 - a) * R + 1) / (1 - q ** (R - 1))
@@ -210,7 +215,9 @@ class QMGeo(Mechanism):
         return mpmath.log(total) / (a - 1)
 
     def mirror_model_divergence(self, alpha: float) -> mpmath.mpf:
-        """The paper's worst-case model, corrected [derived, extract §2.4]: D_α between the
+        """The paper's worst-case model (22), corrected [derived]: eq. (23) gives the mirror image
+        q^{R+1−i} for q^{R−i} and the normaliser 1 − q^{R−1} for 1 − q^R, and (24)–(25) do not
+        follow from (23) (a spurious factor α, an extra q^{1−2α}, the sign flipped). D_α between the
         geometric truncated to all R levels, P(j) = p q^j/(1−q^R), and its mirror image:
         1/(α−1) ln[p q^{−(α−1)(R−1)} (1 − q^{(2α−1)R}) / ((1−q^R)(1−q^{2α−1}))];
         D_∞ = (R−1) ln(1/q); KL = (R−1−2j̄) ln(1/q), j̄ = q/p − R q^R/(1−q^R)."""
@@ -237,14 +244,14 @@ class QMGeo(Mechanism):
         out = [
             Bound("ε_DP, eq. (21) as printed", inf, self.eps_dp_paper(), "paper eq. (21)",
                   note="assumes weight ½ at Bin(0) and Bin(R−1), where λ is 0 or 1"),
-            Bound("ε_mid: D_∞ of the midpoint pair, (21) corrected", inf, self.eps_midpoint(), "derived (§2.3)",
+            Bound("ε_mid: D_∞ of the midpoint pair, (21) corrected", inf, self.eps_midpoint(), "derived",
                   self.midpoint_pair(), "="),
             Bound(f"dκ·ε_DP, eq. (26) as printed (d={d}, κ={float(kappa):g})", inf,
                   d * to_mpf(kappa) * self.eps_dp_paper(), "paper eq. (26)", None, ""),
         ]
         for alpha in alphas:
             out.append(Bound("mirror-TGeo model D_α, (22)–(25) corrected", alpha, self.mirror_model_divergence(alpha),
-                             "derived (§2.4)", None, "", note="the paper's worst-case model; no input of (9) gives it"))
+                             "derived", None, "", note="the paper's worst-case model; no input of (9) gives it"))
         for alpha in (a for a in alphas if 1 < a < inf and self.p < 1):
             printed = self.rdp_paper(alpha)
             legend = PAPER_LEGEND.get((self.R, self.p)) if alpha == 2 and d == 3562 and kappa == Fraction("0.005333") else None

@@ -1,10 +1,12 @@
-"""RQM, the Randomized Quantization Mechanism (Youn, Hu, Ziani, Abernethy; Algorithm 2).
+"""RQM, the Randomized Quantization Mechanism: Youn, Hu, Ziani & Abernethy (2023), "Randomized
+Quantization is All You Need for Differential Privacy in Federated Learning", arXiv:2306.11913, Algorithm 2.
 
 Levels ``B(i) = -X + 2 i X / (m-1)``, ``i = 0 … m-1``, with ``X = c + Δ``. The end levels are
 always kept, each interior level independently with probability ``q``; ``x`` is then rounded
 without bias to one of the two kept levels around it. The output is the level's index.
 
-Paper extract: ``papers/rqm.md`` (§3 algorithm, §4 Lemma 5.1, §5 Theorem 5.2).
+The output pmf is the paper's Lemma 5.1 (eq. (2), proof in App. B.1); its pure-DP bound is
+Theorem 5.2 (eq. (3), proof in App. B.2).
 """
 
 from __future__ import annotations
@@ -82,15 +84,15 @@ class RQM(Mechanism):
         return (x + self.x_max) * (self.m - 1) / (2 * self.x_max)
 
     def breakpoints(self) -> tuple[Fraction, ...]:
-        """{±c} ∪ {B(i) : |B(i)| < c}: the pmf is affine in x between consecutive ones
-        (extract §4.4), so by joint quasi-convexity of D_α the single-client worst pair
-        is a pair of breakpoints."""
+        """{±c} ∪ {B(i) : |B(i)| < c}: the pmf (Youn et al. 2023, eq. (2)) is continuous in x and
+        affine on each cell [B(j), B(j+1)], hence between consecutive breakpoints, so by joint
+        quasi-convexity of D_α the single-client worst pair is a pair of breakpoints."""
         interior = [self.level(i) for i in range(self.m) if abs(self.level(i)) < self.c]
         return tuple(sorted({-self.c, self.c, *interior}))
 
     # ----------------------------------------------------------------- pmf
     def pmf(self, x: Fraction) -> list[mpmath.mpf]:
-        """Lemma 5.1 (eq. 2) in the unified form of extract §4.3, free of cancellation.
+        """Lemma 5.1 (Youn et al. 2023, eq. (2)) rewritten as one sum per side, free of cancellation.
 
         With t = grid position of x, j = ⌊t⌋ ∈ {0 … m−2}, f = t − j ∈ [0, 1), u = 1 − f:
         the lower kept neighbour k ≤ j has law w_lo(0) = (1−q)^j, w_lo(k) = q(1−q)^{j−k};
@@ -170,15 +172,17 @@ class RQM(Mechanism):
         return mpmath.log(2 * (1 - q) ** 2 * (1 + ratio)) + self.m * mpmath.log(1 / (1 - q))
 
     def theorem_5_2_intermediate(self) -> mpmath.mpf:
-        """ε_⋆ = −log P(Q(−c) = m−1), the tighter step (⋆) of the proof (extract §5.2).
+        """ε_⋆ = −log P(Q(−c) = m−1): the proof of Theorem 5.2 (Youn et al. 2023, App. B.2) before
+        it drops all but the first term of P(Q(−c) = m−1), a tighter value than eq. (3).
 
-        The proof takes m−1 as the argmin of P(Q(−c) = ·); that is false in general
-        (extract §5.3-2), so this is the paper's expression, not a proven bound."""
+        The proof takes m−1 as the argmin of P(Q(−c) = ·); that is false in general (c = Δ, m = 16,
+        q = 0.42: P_−c(14) ≈ 2.647e−4 < P_−c(15) ≈ 3.388e−4), so this is the paper's expression,
+        not a proven bound."""
         return -mpmath.log(self.pmf(-self.c)[-1])
 
     def min_probability_bound(self) -> mpmath.mpf:
         """−log min_i P(Q(−c) = i): the corrected step (⋆). Since P(Q(c)=i) ≤ 1 it bounds
-        D_∞(P_c ‖ P_{−c}) [derived, extract §5.3-2]; it bounds only the ±c pair."""
+        D_∞(P_c ‖ P_{−c}) [derived]; it bounds only the ±c pair."""
         return -mpmath.log(min(self.pmf(-self.c)))
 
 
