@@ -1,5 +1,5 @@
-"""Layered quantizers with exact error distribution (Hegazy, Leluc, Li, Dieuleveut, "Compression with
-Exact Error Distribution for Federated Learning"; paper extract ``papers/layered_quantizer.md``).
+"""Layered quantizers with exact error distribution: Hegazy, Leluc, Li & Dieuleveut (2024), "Compression
+with Exact Error Distribution for Federated Learning", AISTATS 2024, arXiv:2310.20682.
 
 - :mod:`.noise`: the target noises (Gaussian, Laplace, Irwin–Hall), their superlevel sets and step
   laws, the layered entropies, the stable Irwin–Hall density, and the exact Rényi divergences;

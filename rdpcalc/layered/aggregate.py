@@ -1,5 +1,6 @@
-"""The aggregate Gaussian mechanism: Def. 8 with (A, B) from Algorithms 1–4 (paper extract
-``papers/layered_quantizer.md`` §4.3–4.5; errata E3, E4).
+"""The aggregate Gaussian mechanism of Hegazy, Leluc, Li & Dieuleveut (2024), "Compression with Exact
+Error Distribution for Federated Learning", AISTATS 2024, arXiv:2310.20682: Def. 8 (§4.3) with (A, B)
+from Algorithms 1–4 (§4.4, App. A.2–A.5), and its cost bounds, Theorems 1–2 (§4.5).
 
 Decompose writes Q = N(0, 1) as a mixture of laws a P + b with P = IH(n, 0, 1); the mechanism
 then runs Irwin–Hall dithering at step a w, w = 2σ√(3n), and the server adds bσ. Its error is
@@ -8,7 +9,10 @@ exactly N(0, σ²) up to the interpolation of the Irwin–Hall density table (re
 exact density.
 
 Everything is at unit variance: P = IH(n, 0, 1), supported on [−√(3n), √(3n)], L = 2√(3n),
-g = φ the N(0, 1) density, and f̃(u) = L f(L u) on [−1/2, 1/2] (erratum E4).
+g = φ the N(0, 1) density, and f̃(u) = L f(L u) on [−1/2, 1/2]. Algorithm 2 prints
+f̃(x) = f(x/L)/L, whose support is [−L²/2, L²/2]; its return value (2as/L, 2bs) fits L f(L u).
+The server adds B once (Def. 8); the per-client share b′ = b/n of Prop. 3's footnote would add
+A w b/n instead of b (the share that adds b is b/(A w)).
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ def _per_unit(n: int, points: int) -> int:
 def irwin_hall_table(n: int) -> tuple[np.ndarray, np.ndarray]:
     """(x, f(x)) on [0, √(3n)], ascending, f the IH(n, 0, 1) density, cached per n (read-only).
     The grid is s = n/2 − cx = j/K with c = √(n/12), where f(x) = c f_S(s) is an exact rational
-    (``_uniform_sum_grid``), so no digit is lost to the alternating sum (extract §8 item 3)."""
+    (``_uniform_sum_grid``), so no digit is lost to the alternating sum [derived]."""
     n = check_clients(n)
     per_unit = _per_unit(n, TABLE_POINTS)
     c = math.sqrt(n / 12)
@@ -85,7 +89,7 @@ def _normal_density(x) -> np.ndarray:
 
 
 def peak_density(n: int) -> float:
-    """f_IH(0) for IH(n, 0, 1) (extract §9.4: 0.375 at n = 3, → 1/√(2π))."""
+    """f_IH(0) for IH(n, 0, 1): 0.375 at n = 3, → 1/√(2π) as n → ∞."""
     return float(irwin_hall_pdf(n, 0))
 
 
@@ -115,10 +119,12 @@ def _golden_minimum(func, low, high, tolerance):
 @functools.cache
 def mixture_weight(n: int) -> float:
     """λ(n) = inf_{x>0} g'(x)/f'(x) for g = N(0, 1), f = IH(n, 0, 1) when n ≥ 3, and 0 for n ≤ 2
-    (§4.4 Step 2, Alg. 2). g − λf is then ≥ 0 and nonincreasing on x > 0. The ratio
+    (Hegazy et al. 2024, §4.4 Step 2, Alg. 2). g − λf is then ≥ 0 and nonincreasing on x > 0. The ratio
     x φ(x) / |f'(x)| is scanned on an exact grid of SCAN_POINTS (f' from exact integers), and the
     minimum refined by golden section on the neighbouring grid cells with mpmath f'.
-    Reference (extract §9.4): λ(3) = 0.69997369889431, λ(10) = 0.9476081, λ(100) = 0.9949782."""
+    Reference values (an independent computation, not in the paper): λ(3) = 0.69997369889431
+    (closed form 8x*φ(x*)/(3 − x*), x* the root in (1, 3) of x³ − 3x² + 3), λ(10) = 0.9476081,
+    λ(100) = 0.9949782."""
     n = check_clients(n)
     if n <= 2:
         return 0.0
@@ -142,7 +148,8 @@ def mixture_weight(n: int) -> float:
 def theorem2_bound(n: int) -> float:
     """Theorem 2 as an upper bound on −h_M(N(0, σ²) ‖ IH(n, 0, σ²)) in bits (scale-invariant, so
     σ = 1): (1 − λ)(L f(0) + log₂(e L (g(0) − λ f(0)) / (2(1 − λ)))), g(0) = 1/√(2π), L = 2√(3n),
-    λ = 0 for n ≤ 2. Reference (extract §9.4): 1.9094 (n=1), 3.4094 (n=2), 1.24240 (n=3),
+    λ = 0 for n ≤ 2. Reference values (an independent computation, not in the paper): 1.9094 (n=1),
+    3.4094 (n=2), 1.24240 (n=3),
     0.37843 (n=10), 0.09243 (n=100)."""
     n = check_clients(n)
     weight = mpmath.mpf(mixture_weight(n))
@@ -154,7 +161,7 @@ def theorem2_bound(n: int) -> float:
 
 
 def decompose_uniform(n: int, size, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 1, DecomposeUnif(f̃, 𝔓) with f̃(u) = L f(L u), f = IH(n, 0, 1) (erratum E4): (a, b) with
+    """Algorithm 1, DecomposeUnif(f̃, 𝔓) with f̃(u) = L f(L u), f = IH(n, 0, 1) (not the printed f(x/L)/L; module docstring): (a, b) with
     a X̃ + b ~ U(−1/2, 1/2) for X̃ ~ f̃ independent of (a, b), i.e. (a/L) X + b for X ~ IH(n, 0, 1).
 
     Each round draws u ~ U(−1/2, 1/2), v ~ U(0, 1); it accepts if v ≤ f̃(u)/f̃(0), else it moves

@@ -1,5 +1,8 @@
-"""Communication cost, in bits, of the layered, Irwin–Hall and aggregate Gaussian quantizers
-(paper extract ``papers/layered_quantizer.md`` §3, §4.5, §6.1, §8 items 2–3; references §9.3, §9.6).
+"""Communication cost, in bits, of the layered, Irwin–Hall and aggregate Gaussian quantizers of
+Hegazy, Leluc, Li & Dieuleveut (2024), "Compression with Exact Error Distribution for Federated
+Learning", AISTATS 2024, arXiv:2310.20682: the bounds (4), (5) and Props. 1–2 (§3.2), Theorems 1–2
+(§4.5), and the fixed-bit quantizer of the Langevin application (App. C.2). The exact entropies
+H(M|S) are derived; the reference values quoted below are independent computations, not the paper's.
 
 The input is X ~ U(0, t) (Fig. 2) or |x_i| ≤ t/2 (Fig. 4); σ is the target noise's standard
 deviation; logs are base 2.
@@ -49,13 +52,14 @@ def check_quantizer(quantizer: str) -> str:
 
 def dithered_cell_entropy(step, t: Number) -> np.ndarray:
     """H(M | step w) for X ~ U(0, t) and M = ⌈X/w + U⌋, averaged over the dither U ~ U(0, 1), in
-    closed form [derived]. The cells are [w(k − ½ − U), w(k + ½ − U)) ∩ [0, t] (extract §8 item 2).
+    closed form [derived]. The cells are [w(k − ½ − U), w(k + ½ − U)) ∩ [0, t].
     In units of t, with c = w/t: for c ≤ 1 the first cell has length φ ~ U(0, c), then come full
     cells of length c, and the last takes the rest; averaging −Σ p log₂ p over φ gives
     (1/c)[2∫₀^c η + (1 − c) η(c)], η(p) = −p log₂ p, which is
         log₂(t/w) + (w/t)/(2 ln 2)      (w ≤ t);
     for c ≥ 1 at most one cell boundary falls in [0, t] (probability 1/c), at a uniform position,
-    giving (t/w)/(2 ln 2). (The fixed-step Irwin–Hall entropy of §9.6 is this at w = 2σ√(3n).)"""
+    giving (t/w)/(2 ln 2). (The fixed-step Irwin–Hall entropy, ``irwin_hall_entropy``, is this at
+    w = 2σ√(3n).)"""
     return _cell_entropy(np.asarray(step, float), check_t(t))
 
 
@@ -68,7 +72,7 @@ def _cell_entropy(step, t: float) -> np.ndarray:
 
 
 def _step_of_depth(noise: str, quantizer: str, depth, sigma: float) -> np.ndarray:
-    """The step at layer depth r: direct 2b⁺(r), shifted b⁺(r) + b⁺(r*) (extract §2.3)."""
+    """The step at layer depth r: direct 2b⁺(r), shifted b⁺(r) + b⁺(r*) [derived from Defs. 4–5]."""
     if quantizer == "direct":
         return 2 * level_halfwidth(noise, depth, sigma)
     return level_halfwidth(noise, depth, sigma) + level_halfwidth(noise, flipped_depth(depth), sigma)
@@ -101,9 +105,9 @@ def _step_breakpoints(noise: str, quantizer: str, sigma: float, t: float) -> lis
 
 def conditional_entropy(noise: str, quantizer: str, sigma: Number, t: Number) -> float:
     """H(M | S) in bits of the direct (Def. 4) or shifted (Def. 5) layered quantizer for X ~ U(0, t)
-    (Fig. 2; extract §8 item 2). Exact in the dither (``dithered_cell_entropy``); the step law is
+    (Hegazy et al. 2024, Fig. 2) [derived]. Exact in the dither (``dithered_cell_entropy``); the step law is
     integrated over the depth R ~ Gamma(k, 1) by adaptive quadrature (scipy ``quad``, deterministic)
-    split where the step equals t. Reference (§9.3): Gaussian σ = 1, t = 64: 4.5096 (direct),
+    split where the step equals t. Reference values: Gaussian σ = 1, t = 64: 4.5096 (direct),
     4.6978 (shifted)."""
     noise, quantizer = check_noise(noise), check_quantizer(quantizer)
     sigma, t = check_sigma(sigma), check_t(t)
@@ -145,7 +149,7 @@ def aggregate_bits_bound(n: int, sigma: Number, t: Number) -> float:
     Gaussian mechanism for |x_i| ≤ t/2 are at most
         B₂(n) + log₂(t/w) + (3 w log₂e / t) · E_Q|Z| / E_P|Z| + 1,   w = 2σ√(3n),
     with B₂ = ``theorem2_bound``, Q = N(0, σ²) (E|Z| = σ√(2/π)) and P = IH(n, 0, σ²). (3w = 6σ√(3n).)
-    Reference (§9.6): n = 3, σ = 1, t = 64 → 6.056; n = 10 → 4.662."""
+    Reference values: n = 3, σ = 1, t = 64 → 6.056; n = 10 → 4.662."""
     n, t = check_clients(n), check_t(t)
     w = client_step(n, sigma)
     ratio = math.sqrt(2 / math.pi) / float(irwin_hall_mean_abs(n))
@@ -154,7 +158,7 @@ def aggregate_bits_bound(n: int, sigma: Number, t: Number) -> float:
 
 def irwin_hall_fixed_length(n: int, sigma: Number, t: Number) -> int:
     """⌈log₂(t/w + 3)⌉, w = 2σ√(3n): fixed-length bits per client of the Irwin–Hall mechanism for
-    |x_i| ≤ t/2 (|M_i| ≤ ⌈t/(2w)⌉; §4.5 with A = 1)."""
+    |x_i| ≤ t/2 (|M_i| ≤ ⌈t/(2w)⌉; Hegazy et al. 2024, §4.5, with A = 1)."""
     return math.ceil(_log2_sum(check_t(t), client_step(n, sigma), 3))
 
 
@@ -168,12 +172,12 @@ def _log2_sum(t: float, w: float, extra: int) -> float:
 
 def irwin_hall_entropy(n: int, sigma: Number, t: Number) -> float:
     """H(M_i | S_i) per Irwin–Hall client for x_i ~ U(0, t): the fixed-step dithered entropy at
-    w = 2σ√(3n) (§9.6 "IH H": 3.483 at n = 3, t = 64)."""
+    w = 2σ√(3n) (reference value: 3.483 at n = 3, σ = 1, t = 64)."""
     return float(dithered_cell_entropy(client_step(n, sigma), t))
 
 
 def langevin_sigma(bits: int | str) -> float:
-    """σ_b = 1/((2^b − 2)√(ln 4)) for b ≥ 2 [derived, §6.1]: the shifted Gaussian quantizer on data
+    """σ_b = 1/((2^b − 2)√(ln 4)) for b ≥ 2 [derived; App. C.2 gives no formula]: the shifted Gaussian quantizer on data
     scaled to [−1, 1] (t = 2) needs 2 + t/η = 2^b with η = 2σ_b√(ln 4) (Prop. 2)."""
     b = to_int(bits, "--bits")
     if b < 2:

@@ -1,8 +1,8 @@
-"""Target noises of the layered quantizers, and the Irwin–Hall noise (Hegazy, Leluc, Li, Dieuleveut,
-"Compression with Exact Error Distribution for Federated Learning").
-
-Paper extract: ``papers/layered_quantizer.md`` (§0 notation, §2 Defs. 4–5, §2.3 explicit forms,
-§3 Prop. 2, §5.4 Rényi divergences, §8 item 3 the Irwin–Hall numerics, §9.2 reference values).
+"""Target noises of the layered quantizers, and the Irwin–Hall noise: Hegazy, Leluc, Li & Dieuleveut
+(2024), "Compression with Exact Error Distribution for Federated Learning", AISTATS 2024,
+arXiv:2310.20682, Defs. 4–5 (§3.1), Props. 1–2 (§3.2), the Irwin–Hall law (§4.2) and Table 1.
+The explicit Gaussian and Laplace forms, the entropies' closed forms, the stable Irwin–Hall numerics
+and the Rényi divergences are derived: the paper gives no Rényi-DP formula.
 Entropies are in **bits** (the paper's log is base 2); Rényi divergences are in **nats**.
 
 Superlevel sets. For a symmetric unimodal density f_Z with peak Z̄ = f_Z(0), the superlevel set
@@ -15,10 +15,10 @@ precision near the mode (y → Z̄):
 
 The flipped level Z̄ − y has depth r* = −ln(1 − e^{−r}); the map r ↦ r* is an involution
 (e^{−r} + e^{−r*} = 1), the depth form of the shifted quantizer's symmetry f_W(y) = f_W(Z̄ − y).
-If D_Z is a uniform height under the graph (extract §2.3), R = ln(Z̄/D_Z) ~ Gamma(k, 1) with
+If D_Z is a uniform height under the graph [derived], R = ln(Z̄/D_Z) ~ Gamma(k, 1) with
 k = 3/2 (Gaussian) or k = 2 (Laplace).
 
-Irwin–Hall. IH(n, 0, σ²) is the mean of n i.i.d. U(−σ√(3n), σ√(3n)) (extract §0, §4.2): mean 0,
+Irwin–Hall. IH(n, 0, σ²) is the mean of n i.i.d. U(−σ√(3n), σ√(3n)) (Hegazy et al. 2024, §4.2): mean 0,
 variance σ², support [−σ√(3n), σ√(3n)]. With S the sum of n i.i.d. U(0, 1) and c = √(n/12)/σ,
 X = (S − n/2)/c, so f_X(x) = c f_S(n/2 + c x).
 """
@@ -41,7 +41,7 @@ GAUSS, LAPLACE, IRWIN_HALL = "gauss", "laplace", "irwin-hall"
 LAYERED_NOISES = (GAUSS, LAPLACE)
 #: every noise with a Rényi divergence here
 NOISES = (GAUSS, LAPLACE, IRWIN_HALL)
-#: shape k of the depth law R = ln(Z̄/D_Z) ~ Gamma(k, 1) (extract §2.3)
+#: shape k of the depth law R = ln(Z̄/D_Z) ~ Gamma(k, 1) [derived]
 DEPTH_SHAPE = {GAUSS: 1.5, LAPLACE: 2.0}
 
 
@@ -67,7 +67,7 @@ def check_clients(n: int | str) -> int:
 
 
 def laplace_scale(sigma: Number) -> float:
-    """b = σ/√2: the Laplace scale with variance σ² (extract §2.3)."""
+    """b = σ/√2: the Laplace scale with variance σ² (Laplace(0, σ/√2), Hegazy et al. 2024, Prop. 2)."""
     return check_sigma(sigma) / math.sqrt(2)
 
 
@@ -82,7 +82,7 @@ def density(noise: str, z, sigma: Number) -> np.ndarray:
 
 
 def peak(noise: str, sigma: Number) -> float:
-    """Z̄ = max f_Z: 1/(σ√(2π)) (Gaussian) or 1/(2b) = 1/(σ√2) (Laplace) (extract §2.3)."""
+    """Z̄ = max f_Z: 1/(σ√(2π)) (Gaussian) or 1/(2b) = 1/(σ√2) (Laplace)."""
     if check_noise(noise) == GAUSS:
         return 1 / (check_sigma(sigma) * math.sqrt(2 * math.pi))
     return 1 / (2 * laplace_scale(sigma))
@@ -113,14 +113,14 @@ def _depth(noise: str, y, sigma: Number) -> np.ndarray:
 
 def superlevel_bounds(noise: str, y, sigma: Number) -> tuple[np.ndarray, np.ndarray]:
     """(b⁻(y), b⁺(y)) = (−b⁺, b⁺) with b⁺ = σ√(2 ln(Z̄/y)) (Gaussian) or −b ln(2by) (Laplace),
-    for 0 < y < Z̄ (extract §0, §2.3); nan outside."""
+    for 0 < y < Z̄ (b⁻ = inf, b⁺ = sup of {z : f_Z(z) ≥ y}; Hegazy et al. 2024, §3.1); nan outside."""
     half = level_halfwidth(noise, _depth(noise, y, sigma), sigma)
     return -half, half
 
 
 def direct_step(noise: str, y, sigma: Number) -> np.ndarray:
     """f_D(y) = (b⁺(y) − b⁻(y)) 1_(0,Z̄)(y) (Def. 4): the direct quantizer's step at layer y, and
-    the density of D_Z. Gaussian 2σ√(2 ln(Z̄/y)), Laplace −2b ln(2by) (extract §2.3)."""
+    the density of D_Z. Gaussian 2σ√(2 ln(Z̄/y)), Laplace −2b ln(2by) [derived]."""
     half = level_halfwidth(noise, _depth(noise, y, sigma), sigma)
     return np.where(np.isnan(half), 0.0, 2 * half)
 
@@ -133,7 +133,7 @@ def _flipped_depth_of_height(noise: str, y, sigma: Number) -> np.ndarray:
 
 def shifted_step(noise: str, y, sigma: Number) -> np.ndarray:
     """f_W(y) = (b⁺(y) − b⁻(Z̄ − y)) 1_(0,Z̄)(y) (Def. 5): the shifted quantizer's step. Gaussian
-    σ√(2 ln(Z̄/y)) + σ√(2 ln(Z̄/(Z̄ − y))); Laplace −b ln(2by) − b ln(1 − 2by) (extract §2.3, App. B.3)."""
+    σ√(2 ln(Z̄/y)) + σ√(2 ln(Z̄/(Z̄ − y))) [derived]; Laplace −b ln(2by) − b ln(1 − 2by) (App. B.3)."""
     width = (level_halfwidth(noise, _depth(noise, y, sigma), sigma)
              + level_halfwidth(noise, _flipped_depth_of_height(noise, y, sigma), sigma))
     return np.where(np.isnan(width), 0.0, width)
@@ -155,7 +155,7 @@ def minimal_shifted_step(noise: str, sigma: Number) -> float:
 
 
 def direct_entropy(noise: str, sigma: Number) -> float:
-    """h(D_Z) in bits, the negative layered entropy of (4) (extract §9.2). With R ~ Gamma(k, 1) and
+    """h(D_Z) in bits, the negative layered entropy of (4) [derived]. With R ~ Gamma(k, 1) and
     f_D(D_Z) = 2b⁺(R), h(D_Z) = −E log₂ f_D(D_Z):
         Gaussian  −log₂(2√2 σ) − ψ(3/2)/(2 ln 2) = −1.5263220 − log₂σ,
         Laplace   −log₂(√2 σ) − ψ(2)/ln 2        = −1.1099489 − log₂σ."""
@@ -166,7 +166,7 @@ def direct_entropy(noise: str, sigma: Number) -> float:
 
 
 def shifted_entropy(noise: str, sigma: Number) -> float:
-    """h(W_Z) in bits (Prop. 1; extract §2.3, §9.2). By symmetry the shifted step has the law of
+    """h(W_Z) in bits (Prop. 1) [derived]. By symmetry the shifted step has the law of
     f_W(D_Z), so h(W_Z) = −E log₂ f_W(D_Z) = −∫₀^∞ γ_k(r) log₂(b⁺(r) + b⁺(r*)) dr, with γ_k the
     Gamma(k, 1) density and r* the flipped depth. Reference: −1.3306303 − log₂σ (Gaussian),
     −0.6031117 − log₂σ (Laplace)."""
@@ -194,7 +194,7 @@ def _unit_shifted_entropy(noise: str) -> float:
 # ------------------------------------------------------------------ Irwin–Hall
 def _ih_guard_digits(n: int) -> int:
     """Extra digits for the alternating Irwin–Hall sums: their terms reach ~10^{0.45 n} times the
-    result at s = n/2 (extract §8 item 3)."""
+    result at s = n/2 [derived]."""
     return math.ceil(0.45 * n) + 15
 
 
@@ -224,7 +224,7 @@ def _check_ih(n: int, sigma: Number, minimum: int = 1) -> tuple[int, Fraction]:
 
 
 def irwin_hall_halfwidth(n: int, sigma: Number = 1) -> float:
-    """σ√(3n): IH(n, 0, σ²) is supported on [−σ√(3n), σ√(3n)] (extract §0)."""
+    """σ√(3n): IH(n, 0, σ²) is supported on [−σ√(3n), σ√(3n)] (Hegazy et al. 2024, §4.2)."""
     n, sigma = _check_ih(n, sigma)
     return float(sigma) * math.sqrt(3 * n)
 
@@ -238,7 +238,7 @@ def _ih_position(n: int, x, sigma: Fraction) -> tuple[mpmath.mpf, mpmath.mpf]:
 def irwin_hall_pdf(n: int, x, sigma: Number = 1) -> mpmath.mpf:
     """f_X(x) for X ~ IH(n, 0, σ²): c f_S(n/2 + c x), c = √(n/12)/σ, with
     f_S(s) = (1/(n−1)!) Σ_{k≤⌊s⌋} (−1)^k C(n,k)(s−k)^{n−1} evaluated at min(s, n − s) with
-    ⌈0.45 n⌉ + 15 extra digits (extract §8 item 3); 0 outside the support."""
+    ⌈0.45 n⌉ + 15 extra digits [derived]; 0 outside the support."""
     n, sigma = _check_ih(n, sigma)
     precision = mpmath.mp.dps
     with mpmath.extradps(_ih_guard_digits(n)):
@@ -306,8 +306,9 @@ def check_sensitivity(sensitivity: Number) -> Fraction:
 
 
 def gaussian_rdp(alpha: float | str, sigma: Number, sensitivity: Number) -> mpmath.mpf:
-    """D_α(N(0, σ²) ‖ N(Δ, σ²)) = α Δ²/(2σ²) for α ≥ 1 (α = 1: KL; Mironov 2017, extract §5.4);
-    +∞ at α = ∞ unless Δ = 0. Every "Gaussian noise ✓" scheme of Table 1 has exactly this RDP."""
+    """D_α(N(0, σ²) ‖ N(Δ, σ²)) = α Δ²/(2σ²) for α ≥ 1 (α = 1: KL; Mironov 2017);
+    +∞ at α = ∞ unless Δ = 0. Every "Gaussian noise ✓" scheme of Hegazy et al. (2024), Table 1, has
+    exactly this RDP [derived: its error is exactly N(0, σ²)]."""
     alpha = parse_alpha(alpha)
     sigma, delta = positive(sigma, "--sigma"), check_sensitivity(sensitivity)
     if delta == 0:
@@ -318,7 +319,7 @@ def gaussian_rdp(alpha: float | str, sigma: Number, sensitivity: Number) -> mpma
 
 
 def laplace_rdp(alpha: float | str, sigma: Number, sensitivity: Number) -> mpmath.mpf:
-    """D_α(Lap(0, b) ‖ Lap(Δ, b)), b = σ/√2 (variance σ²), in ε = Δ/b (Mironov 2017, extract §5.4):
+    """D_α(Lap(0, b) ‖ Lap(Δ, b)), b = σ/√2 (variance σ²), in ε = Δ/b (Mironov 2017):
         (1/(α−1)) ln( α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε} ),
     computed as ε + log1p((α−1)/(2α−1) · expm1(−(2α−1)ε)) / (α−1), which has no cancellation near
     α = 1; α = 1: ε + e^{−ε} − 1 (KL); α = ∞: ε."""
@@ -336,7 +337,7 @@ def laplace_rdp(alpha: float | str, sigma: Number, sensitivity: Number) -> mpmat
 def irwin_hall_rdp(alpha: float | str, n: int, sigma: Number, sensitivity: Number) -> mpmath.mpf:
     """D_α(IH(n, 0, σ²) ‖ IH(n, Δ, σ²)) for α ≥ 1: 0 if Δ = 0, else +∞. The support
     [−σ√(3n), σ√(3n)] is not contained in its shift, so P has mass where Q has density 0
-    (extract §4.2, §5.4; Table 1: no Rényi DP)."""
+    (Hegazy et al. 2024, §4.2 and Table 1: no Rényi DP)."""
     parse_alpha(alpha)
     _check_ih(n, sigma)
     return mpmath.mpf(0) if check_sensitivity(sensitivity) == 0 else mpmath.inf

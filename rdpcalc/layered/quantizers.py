@@ -1,6 +1,8 @@
-"""Vectorised samplers of the point-to-point AINQ quantizers and of the Irwin–Hall mechanism
-(paper extract ``papers/layered_quantizer.md``: Example 1, Defs. 4–5, §2.3 recipes, §4.2 with
-erratum E2, §10 reference code).
+"""Vectorised samplers of the point-to-point AINQ quantizers and of the Irwin–Hall mechanism of
+Hegazy, Leluc, Li & Dieuleveut (2024), "Compression with Exact Error Distribution for Federated
+Learning", AISTATS 2024, arXiv:2310.20682: subtractive dithering (Example 1), the direct and
+shifted layered quantizers (Defs. 4–5, §3.1) and the Irwin–Hall mechanism (§4.2, with its decoder's
+missing 1/n restored).
 
 Every sampler takes a ``numpy.random.Generator`` and is deterministic given its seed. Each
 element of the input gets its own, independent shared randomness. Messages M are integer-valued
@@ -17,7 +19,7 @@ from .noise import GAUSS, check_clients, check_noise, check_sigma, flipped_depth
 
 
 def round_half_up(x) -> np.ndarray:
-    """⌈x⌋ := ⌊x + 1/2⌋ (extract §0)."""
+    """⌈x⌋ := ⌊x + 1/2⌋ (Hegazy et al. 2024, §1, Notation)."""
     return np.floor(np.asarray(x, float) + 0.5)
 
 
@@ -33,9 +35,10 @@ def subtractive_dithering(x, step: Number, rng: np.random.Generator) -> tuple[np
 
 def sample_layers(noise: str, sigma: Number, shape, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(R, left): the depth R = ln(Z̄/D_Z) of a uniform point under the graph of f_Z, and whether
-    it lies left of the mode. Recipe of extract §2.3 in log form: draw Z₀ ~ f_Z and V ~ U(0, 1),
-    D_Z = V f_Z(Z₀), so R = −ln V + ln(Z̄/f_Z(Z₀)) with −ln V ~ Exp(1) and ln(Z̄/f_Z(Z₀)) = Z₀²/(2σ²)
-    (Gaussian) or |Z₀|/b (Laplace). Hence R ~ Gamma(3/2) resp. Gamma(2), and left = (Z₀ < 0)."""
+    it lies left of the mode. Sampling under the graph (Hegazy et al. 2024, §3.1), in log form
+    [derived]: draw Z₀ ~ f_Z and V ~ U(0, 1), D_Z = V f_Z(Z₀), so R = −ln V + ln(Z̄/f_Z(Z₀)) with
+    −ln V ~ Exp(1) and ln(Z̄/f_Z(Z₀)) = Z₀²/(2σ²) (Gaussian) or |Z₀|/b (Laplace). Hence
+    R ~ Gamma(3/2) resp. Gamma(2), and left = (Z₀ < 0)."""
     noise, sigma = check_noise(noise), check_sigma(sigma)
     if noise == GAUSS:
         z0 = rng.normal(0.0, sigma, shape)
@@ -70,9 +73,10 @@ def direct_layered(x, noise: str, sigma: Number,
 def shifted_layered(x, noise: str, sigma: Number,
                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Def. 5, the shifted layered quantizer with error law f_Z. W_Z = D_Z right of the mode and
-    Z̄ − D_Z left of it (extract §2.3). In depths, with r = ln(Z̄/D_Z) and r* its flipped depth, the
-    error interval [b⁻(Z̄ − W_Z), b⁺(W_Z)] is [−b⁺(r*), b⁺(r)] (right) or [−b⁺(r), b⁺(r*)] (left):
-    step f_W(W_Z) = b⁺(r) + b⁺(r*) ≥ η_Z (Prop. 2), offset ±(b⁺(r) − b⁺(r*))/2. Returns (Y, M, step)."""
+    Z̄ − D_Z left of it (the left half of the graph flipped; Hegazy et al. 2024, App. B.2). In
+    depths, with r = ln(Z̄/D_Z) and r* its flipped depth, the error interval [b⁻(Z̄ − W_Z), b⁺(W_Z)]
+    is [−b⁺(r*), b⁺(r)] (right) or [−b⁺(r), b⁺(r*)] (left): step f_W(W_Z) = b⁺(r) + b⁺(r*) ≥ η_Z
+    (Prop. 2), offset ±(b⁺(r) − b⁺(r*))/2. Returns (Y, M, step)."""
     x = np.asarray(x, float)
     depth, left = sample_layers(noise, sigma, x.shape, rng)
     near = level_halfwidth(noise, depth, sigma)
@@ -84,7 +88,9 @@ def shifted_layered(x, noise: str, sigma: Number,
 
 
 def irwin_hall_mechanism(x, sigma: Number, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The Irwin–Hall mechanism (§4.2) with the 1/n of erratum E2. ``x`` has shape (n, …): row i is
+    """The Irwin–Hall mechanism (Hegazy et al. 2024, §4.2) with the decoder's 1/n restored: §4.2 prints
+    Y = w(Σ M_i − Σ S_i), which estimates the sum, not the mean, and whose error is not the stated
+    IH(n, 0, σ²); Def. 8 at a = 1, b = 0 has the 1/n. ``x`` has shape (n, …): row i is
     client i. S_i ~ U(−1/2, 1/2) i.i.d., w = 2σ√(3n), M_i = ⌈x_i/w + S_i⌋ and
     Y = (w/n)(Σ M_i − Σ S_i), so Y − mean(x) ~ IH(n, 0, σ²). Returns (Y, M), Y of shape x.shape[1:]."""
     x = np.atleast_1d(np.asarray(x, float))
