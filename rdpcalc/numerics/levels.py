@@ -8,7 +8,7 @@ B̃(i) = B(i)e^{θi}/M_B(θ), row j becomes p_j(s)e^{θs}/(M_A^j M_B^{n−j}), a
 gives p_j(s) — so that every tail keeps its relative accuracy:
 
 * ``direct`` (small n): the powers Ã^{*j}, B̃^{*l} by repeated direct convolution, then one
-  direct convolution per row (the DESIGN's "reuse the powers"), in the *linear* domain.
+  direct convolution per row (the powers are computed once and reused by every row), in the *linear* domain.
   A direct convolution of non-negative numbers has no cancellation, so every entry is
   accurate to a few ulps per stage unless it underflows: an entry of the tilted row ≥
   ``TINY`` is trusted, as the products lost to underflow are below 10⁻³⁰⁸ each. One tilt
