@@ -81,8 +81,8 @@ def test_fixed_pair_is_near_the_ideal_coupling_and_mse_formula():
         assert float(zero.pair_mse(0, 0)) == pytest.approx(2 * float(zero.amplitude) ** 2, rel=1e-14)
 
 
-def test_excess_over_ideal_matches_the_extract_grid():
-    # extract §6: max excess over a 41×41 grid at ε = 1, r = 0.5
+def test_excess_over_ideal_matches_the_reference_grid():
+    # reference values (an independent exact-rational enumeration): max excess over a 41×41 grid at ε = 1, r = 0.5
     expected = {0: 2.34135, 1: 1.16395, 2: 0.585174, 3: 0.292141, 5: 0.0730353, 7: 0.0182588}
     grid = [F(k, 40) - F(1, 2) for k in range(41)]
     for d, value in expected.items():
@@ -194,14 +194,15 @@ def test_bound_options_are_validated():
         api.bound(CorBin(eps_p=1), gamma=2)
 
 
-def test_uniform_input_mse_rows_against_the_pair_law_and_the_extract():
+def test_uniform_input_mse_rows_against_the_pair_law_and_reference_means():
     """`bound corbin`'s average-case MSEs: the closed forms against a grid average of the exact
-    pair MSE (from the joint law), and against the extract's Fig. 4 means (ε = 1, r = 0.5)."""
+    pair MSE (from the joint law), and against reference means, computed independently, in the
+    setting of Salehi et al. (2024), Fig. 4 (c = 0, r = 0.5; ε = 1, which the paper does not state)."""
     n = 50
     records = {r["quantity"]: r["value"] for r in api.bound(CorBin(eps_p=1, r=F(1, 2)), alphas=[2], clients=n)}
     corbin_uniform = records["server MSE, CorBin-FL (d = ∞), uniform inputs"]
     ldp_uniform = records["server MSE, LDP-FL, uniform inputs"]
-    # the extract's means are averages over grids that include the endpoints: equal to ~1e-3
+    # the reference means are averages over grids that include the endpoints: equal to ~1e-3
     assert corbin_uniform * 2 * n == pytest.approx(0.5550, abs=1e-3)  # per pair
     assert ldp_uniform * 2 * n == pytest.approx(2.1744, abs=1e-3)  # an independent LDPQ pair
     ideal = CorBin(eps_p=1, r=F(1, 2), d="inf", view="joint")

@@ -71,7 +71,7 @@ def test_worst_case_non_increasing_in_n(mech, alpha):
 
 
 def test_single_client_divergence_against_textbook_formula():
-    mech = RQM(1, 1, 4, F(1, 2))  # pmfs of the hand example (extract §4.5 item 3)
+    mech = RQM(1, 1, 4, F(1, 2))  # pmfs of a hand-checkable example of Lemma 5.1 (Youn et al. 2023, eq. (2))
     p = [1 / 16, 3 / 32, 3 / 8, 15 / 32]
     q = [15 / 32, 3 / 8, 3 / 32, 1 / 16]
     for alpha in (1, 1.5, 2, 7, 50, math.inf):

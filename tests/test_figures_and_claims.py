@@ -1,5 +1,5 @@
-"""Figure specs write what they plot (checked against the extracts' tables) and the claims
-checker reaches the known verdicts."""
+"""Figure specs write what they plot (checked against independently computed reference values)
+and the claims checker reaches the known verdicts."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_figure_writes_png_and_csv_with_parameters(tmp_path, figure_id):
     assert comparison and "nan" not in comparison.lower()
 
 
-def test_figure_2_right_data_match_the_extract(tmp_path):
+def test_figure_2_right_data_match_the_reference_values(tmp_path):
     generate(registry()["rqm-fig2-right"], tmp_path)
     _, rows = read_csv(tmp_path / "rqm-fig2-right.csv")
     worst40 = {row["curve"]: row for row in rows if row["protocol"] == "worst" and row["n"] == "40" and row["alpha"] == "inf"}

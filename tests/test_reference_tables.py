@@ -1,8 +1,9 @@
-"""Regression against the reproduction tables of the RQM paper's extract (papers/rqm.md §6.3).
+"""Regression against reference tables for the RQM paper's §6.1 experiments (Youn, Hu, Ziani &
+Abernethy 2023, arXiv:2306.11913, Figs. 2–7; the paper prints no numbers, only plots).
 
-The extract's values are 4-decimal float64 computations of their own (worst case over k with
-the others at ±c, or the pair (c, −c) at n = 1); the tolerance is half a unit in the last
-printed digit, plus rounding.
+The reference values are 4-decimal float64 computations made independently of rdpcalc (worst case
+over k with the others at ±c, or the pair (c, −c) at n = 1); the tolerance is half a unit in the
+last printed digit, plus rounding.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def test_alpha_sweep_n40_worst_over_k(name):
     mech, expected = SWEEP_N40[name]
     records = api.divergence(mech, n=40, alphas=ALPHAS, neighbours="pm-c")
     check_row([r["divergence"] for r in records], expected)
-    if name.startswith("RQM"):  # the worst k is n−1 (or its mirror image), extract §6.1
+    if name.startswith("RQM"):  # the worst k is n−1 (or its mirror image) at n = 40
         assert all((r["k"], r["x"]) in ((39, 1.5), (0, -1.5)) for r in records)
 
 
@@ -115,7 +116,7 @@ def test_alpha_2_versus_n(name):
     results = sweep_n(mech, ns, [2.0], ["pm-c"], FastEngine())
     values = []
     for n in ns:
-        if n == 1:  # the extract's n = 1 column is the pair (c, −c)
+        if n == 1:  # the reference n = 1 column is the pair (c, −c)
             values.append(api.divergence(mech, n=1, alphas=[2], neighbours="paper")[0]["divergence"])
         else:
             values.append(results[("pm-c", n)][1][0].value)
@@ -130,7 +131,8 @@ def test_balanced_configuration_k20(name):
 
 
 def test_counterexample_worst_single_client_pair_is_not_plus_minus_c():
-    """Extract §5.3: at m=16, Δ=c=1.5, q=0.42, α=10 the pair (−1.4, 1.5) beats (−1.5, 1.5)."""
+    """Against the proof of Theorem 5.2 (Youn et al. 2023, App. B.2), which puts the worst pair at ±c:
+    at m=16, Δ=c=1.5, q=0.42, α=10 the pair (−1.4, 1.5) beats (−1.5, 1.5)."""
     mech = rqm("1", "0.42")
     worst = api.divergence(mech, n=1, alphas=[10], engine="exact", dps=50)[0]
     paper = api.divergence(mech, n=1, alphas=[10], neighbours="paper", engine="exact", dps=50)[0]

@@ -15,7 +15,7 @@ from rdpcalc.mechanisms import RQM
 
 from .oracles import rqm_pmf_by_enumeration
 
-PAPER_PAIRS = [  # (Δ/c, q) of the RQM paper, m = 16 (extract §5.4)
+PAPER_PAIRS = [  # (Δ/c, q) of the RQM paper's experiments (Youn et al. 2023, §6 and App. D), m = 16
     (F(1), F("0.42")), (F(2), F("0.57")), (F("0.66"), F("0.33")), (F("2.33"), F("0.42")),
     (F(4), F("0.5")), (F(1), F("0.23")), (F("0.429"), F("0.49")), (F(1), F("0.65")), (F("0.25"), F("0.37")),
 ]
@@ -33,7 +33,7 @@ def pmf_at(mech: RQM, x, dps: int = 60) -> list:
 
 
 def test_hand_example_exact():
-    # extract §4.5 item 3: c = Δ = 1, m = 4, q = 1/2
+    # a hand-checkable exact example of Lemma 5.1 (Youn et al. 2023, eq. (2)): c = Δ = 1, m = 4, q = 1/2
     mech = RQM(1, 1, 4, F(1, 2))
     expected = {
         F(1): [F(1, 16), F(3, 32), F(3, 8), F(15, 32)],
@@ -77,7 +77,7 @@ def test_pmf_is_a_distribution_unbiased_and_symmetric(m, delta_over_c, q, t):
     with mpmath.workdps(50):
         p = mech.pmf(x)
         mirrored = mech.pmf(-x)
-        assert all(v > 0 for v in p)  # full support (extract §4.4)
+        assert all(v > 0 for v in p)  # full support
         assert abs(mpmath.fsum(p) - 1) < mpmath.mpf(10) ** -45
         mean = mpmath.fsum(v * mpmath.mpf(mech.level(i).numerator) / mech.level(i).denominator
                            for i, v in enumerate(p))
@@ -101,7 +101,7 @@ def test_pmf_affine_between_breakpoints_and_continuous():
 
 
 def test_reference_pmf_and_scale_invariance():
-    # extract §4.5 item 4
+    # reference pmf at x = c (an independent 15-digit mpmath computation)
     reference = [0.00033875219752326, 0.000264732494198013, 0.000495754984899293, 0.000935478913163133,
                  0.00178155077370421, 0.00343162044168991, 0.00670606634429502, 0.0133564296361272,
                  0.02731223432208, 0.0581016381792, 0.1322917302, 0.35304423, 0.222114250821534,
@@ -123,7 +123,7 @@ def test_two_levels_ignore_q():
 
 
 def test_theorem_5_2_reference_values():
-    # extract §5.4, high-precision block
+    # reference values (an independent 50-digit mpmath computation)
     mech = RQM("1.5", "1.5", 16, "0.42")
     with mpmath.workdps(30):
         assert float(mech.theorem_5_2_bound()) == pytest.approx(9.0124748173033, rel=1e-13)
@@ -133,8 +133,9 @@ def test_theorem_5_2_reference_values():
 
 
 @pytest.mark.parametrize("ratio, q", PAPER_PAIRS)
-def test_table_5_4(ratio, q):
-    """Exact D_∞(P_c‖P_−c), the global D_∞, ε_⋆, ε_Thm and argmin_i P_−c(i) (extract §5.4)."""
+def test_paper_pairs_reference_table(ratio, q):
+    """Exact D_∞(P_c‖P_−c), the global D_∞, ε_⋆, ε_Thm and argmin_i P_−c(i) against 4-decimal
+    reference values (an independent computation; the paper states none)."""
     table = {
         (F(1), F("0.42")): (5.4699, 5.4699, 7.9902, 9.0125, 14),
         (F(2), F("0.57")): (5.6395, 5.6395, 10.3963, 12.9142, 15),
@@ -158,7 +159,7 @@ def test_table_5_4(ratio, q):
         assert float(mech.theorem_5_2_bound()) == pytest.approx(eps_thm, abs=6e-5)
         p_minus = mech.pmf(-c)
         assert min(range(16), key=lambda i: p_minus[i]) == argmin
-    # Theorem 5.2's conclusion holds here although its proof does not (extract §5.3)
+    # Theorem 5.2's conclusion holds here although its proof does not (the argmin is 14, not m − 1, for some pairs)
     assert worst <= eps_star <= eps_thm
 
 
