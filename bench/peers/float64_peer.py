@@ -8,7 +8,8 @@ from scipy.signal import fftconvolve
 
 
 def rqm_pmf(c: float, delta: float, m: int, q: float, x: float) -> np.ndarray:
-    """Lemma 5.1 in float64 (the unified form of the extract, §4.3)."""
+    """Lemma 5.1 (Youn et al. 2023, arXiv:2306.11913, eq. (2)) in float64, as one sum per side: the lower
+    kept neighbour k ≤ j has weight w_lo(k), the upper one k ≥ j+1 has w_hi(k), independently."""
     x_max = c + delta
     t = (x + x_max) * (m - 1) / (2 * x_max)
     j = min(int(np.floor(t)), m - 2)
