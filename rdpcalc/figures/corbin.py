@@ -91,10 +91,10 @@ def compare_ratio(records: list[dict]) -> str:
 
 SPECS = [
     FigureSpec(id="corbin-mse", title="CorBin-FL: PLDP against server MSE, LDP-FL vs CorBin-FL",
-               reproduces="Salehi et al., Proposition 1, Theorems 1–2 (closed forms; no figure in the paper)",
+               reproduces="Salehi et al. 2024, Proposition 1, Theorems 1–2 (closed forms; no figure in the paper)",
                parameters="ε_p = 0.1…10; MSE × n/r²; ideal coupling d → ∞; worst case and uniform inputs",
                build=build, plot=plot_tradeoff, compare=compare_tradeoff),
     FigureSpec(id="corbin-ratio", title="CorBin-FL: worst-case MSE ratio against ε_p with Theorem 2",
-               reproduces="Salehi et al., Theorem 2 and its 'factor of two' claim",
+               reproduces="Salehi et al. 2024, Theorem 2 and its 'factor of two' claim",
                parameters="ε_p = 0.1…10; ideal coupling d → ∞", build=build, plot=plot_ratio, compare=compare_ratio),
 ]

@@ -57,6 +57,6 @@ def compare(records: list[dict]) -> str:
 
 
 SPECS = [FigureSpec(id="fl-digits", title="A federated run on digits: loss and accuracy per round",
-                    reproduces="Youn et al., RQM, Figure 3 left/middle (on digits instead of EMNIST)",
+                    reproduces="Youn et al. 2023, RQM, Figure 3 left/middle (on digits instead of EMNIST)",
                     parameters=f"{ROUNDS} rounds, {PER_ROUND} of {CLIENTS} clients, MLP 64-32-10, lr 0.5, batch 32, "
                                f"seed {SEED}", build=build, plot=plot, compare=compare)]

@@ -166,15 +166,15 @@ def compare_exactness(records: list[dict]) -> str:
 
 SPECS = [
     FigureSpec(id="layered-fig2", title="Layered quantizers, Figure 2: H(M|S) against the input range t",
-               reproduces="Hegazy et al., Figure 2 (a: Gaussian, b: Laplace)",
+               reproduces="Hegazy et al. 2024, Figure 2 (a: Gaussian, b: Laplace)",
                parameters="σ ∈ {1, 3}; X ~ U(0, t), t = 1…4096 (range assumed)", build=build_fig2, plot=plot_fig2,
                compare=compare_fig2),
     FigureSpec(id="layered-fig4", title="Layered quantizers, Figure 4: bits per client against n",
-               reproduces="Hegazy et al., Figure 4 (a: t = 64, b: t = 2048)",
+               reproduces="Hegazy et al. 2024, Figure 4 (a: t = 64, b: t = 2048)",
                parameters="σ = 1; n = 2…1000; which variants the paper plots is not stated: bounds and entropies shown",
                build=build_fig4, plot=plot_fig4, compare=compare_fig4),
     FigureSpec(id="layered-exactness", title="Layered quantizers: the error is exactly the target distribution",
-               reproduces="Hegazy et al., Definitions 4–5 and Proposition 3 (no figure in the paper)",
+               reproduces="Hegazy et al. 2024, Definitions 4–5 and Proposition 3 (no figure in the paper)",
                parameters=f"σ = 1; {SAMPLES:,} draws, seed {SEED}; x = −1000.25; aggregate n = 10, inputs U(−32, 32)",
                build=build_exactness, plot=plot_exactness, compare=compare_exactness),
 ]

@@ -112,10 +112,10 @@ def compare_dinf(records: list[dict]) -> str:
 
 SPECS = [
     FigureSpec(id="qgauss-fig3", title="Quantized Gaussian paper, Figure 3: privacy budget against k",
-               reproduces="Kang et al., Figure 3 (and the same at α = 2, 10, ∞)",
+               reproduces="Kang et al. 2024, Figure 3 (and the same at α = 2, 10, ∞)",
                parameters="σ = C_q = Δ₂ = 1; k = 2…64; worst pair ±C_q/2; Gaussian αC_q²/(2σ²); clipped Gaussian limit",
                build=build_budgets, plot=plot_budgets, compare=compare_budgets),
     FigureSpec(id="qgauss-dinf", title="Quantized Gaussian paper, Theorem 2: ε_∞ bound against the exact D_∞",
-               reproduces="Kang et al., Theorem 2 eq. (14) (no figure in the paper)",
+               reproduces="Kang et al. 2024, Theorem 2 eq. (14) (no figure in the paper)",
                parameters="σ = C_q = 1; k = 2…64", build=build_dinf, plot=plot_dinf, compare=compare_dinf),
 ]

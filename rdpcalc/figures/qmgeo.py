@@ -134,15 +134,15 @@ def compare_blowup(records: list[dict]) -> str:
 
 SPECS = [
     FigureSpec(id="qmgeo-legend", title="QMGeo, Figures 5–6: the legend ε values, as printed and corrected",
-               reproduces="Wang and Gursoy, legends of Figs. 5–6 (eq. (27) at α = 2)",
+               reproduces="Wang and Gursoy 2023, legends of Figs. 5–6 (eq. (27) at α = 2)",
                parameters=f"d = {D}, κ = {float(KAPPA):g}, α = 2, W = 0.05", build=build_legend, plot=plot_legend,
                compare=compare_legend),
     FigureSpec(id="qmgeo-pmf", title="QMGeo: the exact output pmf at four inputs under both readings of eq. (9)",
-               reproduces="Wang and Gursoy, Fig. 1 (illustration; exact values here)",
+               reproduces="Wang and Gursoy 2023, Fig. 1 (illustration; exact values here)",
                parameters="R = 8, p = 0.5, W = 1; w ∈ {−0.9, −0.5, 0.1, 0.6}; normalisers text, tie lower",
                build=build_pmfs, plot=plot_pmfs, compare=compare_pmfs),
     FigureSpec(id="qmgeo-blowup", title="QMGeo: the worst-case divergence near the levels",
-               reproduces="Wang and Gursoy, eq. (21) against the mechanism",
+               reproduces="Wang and Gursoy 2023, eq. (21) against the mechanism",
                parameters="R = 8, p ∈ {0.5, 0.9}, W = 1, reading S; η = 1e-1 … 1e-12",
                build=build_blowup, plot=plot_blowup, compare=compare_blowup),
 ]
