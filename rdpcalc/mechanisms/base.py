@@ -12,7 +12,7 @@ rounded to float64 (:func:`log_pmf`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import ClassVar
@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 
 from ..errors import ParameterError
-from ..exactnum import fmt, to_fraction, to_mpf
+from ..exactnum import fmt, to_fraction, to_int, to_mpf
 
 #: the largest number of output values of one client (levels, trials + 1): the exact pmfs cost
 #: O(levels²) mpmath operations
@@ -33,17 +33,103 @@ LOG_PMF_DPS = 40
 LOG_LIMIT = 1e280
 
 
+#: what a parameter's values are: an exact number (Fraction), an integer, one of ``choices``, or
+#: an integer or "inf" (None)
+KINDS = ("number", "integer", "choice", "integer-or-inf")
+
+
 @dataclass(frozen=True)
-class ParamSpec:
-    """One parameter: its field name, CLI option, type (``Fraction``, ``int`` or ``str``),
-    help, default (None: required) and, for a ``str``, its choices."""
+class SolveRange:
+    """Where ``rdpcalc calibrate`` searches a parameter: from ``low`` to ``high`` (times the
+    parameter ``relative_to`` when given, e.g. a noise scale as a multiple of the clipping
+    bound), on a log scale if ``log``."""
+
+    low: float
+    high: float
+    log: bool = False
+    relative_to: str | None = None
+
+    def ends(self, params: dict) -> tuple[float, float, bool]:
+        """(low, high, log) for the other parameters ``params``."""
+        unit = 1.0 if self.relative_to is None else float(params[self.relative_to])
+        return self.low * unit, self.high * unit, self.log
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a mechanism, declared once: the base class converts and checks it, the
+    CLI builds its option, calibrate reads its search range.
+
+    ``name`` is the dataclass field and the API keyword (the paper's symbol); ``kind`` one of
+    :data:`KINDS`; ``default`` its default (None: required, unless ``optional``, where None
+    means "not given"); ``low``/``high`` its range, open at an end where ``low_open``/``high_open``;
+    ``choices`` the values of a choice. On the command line it is ``option`` (default
+    ``--name``), also spelled ``aliases`` (the paper's symbol where the shared vocabulary
+    differs) and, with a one-line hint, ``deprecated``. ``solve``: its range for calibrate."""
 
     name: str
-    option: str
-    kind: type
+    kind: str
     help: str
-    default: str | None = None
+    default: object = None
+    low: Fraction | int | None = None
+    high: Fraction | int | None = None
+    low_open: bool = False
+    high_open: bool = False
     choices: tuple[str, ...] = ()
+    option: str = ""
+    aliases: tuple[str, ...] = ()
+    deprecated: tuple[str, ...] = ()
+    solve: SolveRange | None = None
+    optional: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Param {self.name}: kind must be one of {KINDS}, got {self.kind!r}")
+        if not self.option:
+            object.__setattr__(self, "option", "--" + self.name.replace("_", "-"))
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and not self.optional
+
+    def convert(self, value):
+        """``value`` (a number, a decimal or rational string, a choice) converted and checked:
+        :class:`ParameterError` naming the parameter and its range otherwise. None stays None
+        for an optional parameter."""
+        if value is None or (self.optional and isinstance(value, str) and value.strip().lower() == "none"):
+            if self.optional:
+                return None
+            raise ParameterError(self.name, f"is required: {self.range_text()}")
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise ParameterError(self.name, f"must be one of {', '.join(self.choices)}, got {value!r}")
+            return value
+        if self.kind == "integer-or-inf" and isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "∞"):
+            return None
+        number = to_int(value, self.name) if self.kind in ("integer", "integer-or-inf") else to_fraction(value, self.name)
+        if not self._in_range(number):
+            raise ParameterError(self.name, f"{self.range_text()}, got {fmt(Fraction(number))}")
+        return number
+
+    def _in_range(self, number) -> bool:
+        low_ok = self.low is None or (number > self.low if self.low_open else number >= self.low)
+        high_ok = self.high is None or (number < self.high if self.high_open else number <= self.high)
+        return low_ok and high_ok
+
+    def range_text(self) -> str:
+        """"must be …" with the valid values."""
+        if self.kind == "choice":
+            return f"must be one of {', '.join(self.choices)}"
+        what = "an integer" if self.kind != "number" else "a number"
+        suffix = " or inf" if self.kind == "integer-or-inf" else ""
+        if self.low is not None and self.high is not None:
+            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+            return f"must be {what} in {left}{fmt(Fraction(self.low))}, {fmt(Fraction(self.high))}{right}{suffix}"
+        if self.low is not None:
+            return f"must be {what} {'>' if self.low_open else '≥'} {fmt(Fraction(self.low))}{suffix}"
+        if self.high is not None:
+            return f"must be {what} {'<' if self.high_open else '≤'} {fmt(Fraction(self.high))}{suffix}"
+        return f"must be {what}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -76,15 +162,80 @@ class Exact:
     text: str
 
 
+#: the capabilities a command may ask a mechanism for (:meth:`Mechanism.supports`)
+FEATURES = ("divergence", "pmf", "bound", "account", "calibrate", "mc", "fl")
+
+
 class Mechanism(ABC):
-    """Interface of a quantization mechanism (see the module docstring)."""
+    """Interface of a quantization mechanism (see the module docstring).
+
+    A subclass is a frozen dataclass whose fields are its :data:`PARAMS`; the base class
+    converts and checks them on construction (:meth:`check` adds the checks that involve
+    several parameters). Registered with :func:`register`, it is picked up by every command:
+    divergence, pmf, bound, account, calibrate (its parameters with a ``solve`` range), mc (its
+    :meth:`sample`) and fl (its :data:`FL_OBSERVER`)."""
 
     #: short name used on the command line
     name: ClassVar[str]
     #: human-readable title
     title: ClassVar[str]
+    #: the paper: authors, year, title and arXiv id
+    paper: ClassVar[str] = ""
     #: the parameters, in CLI order
-    PARAMS: ClassVar[tuple[ParamSpec, ...]]
+    PARAMS: ClassVar[tuple[Param, ...]]
+    #: typical parameters as {option: value}, for the examples in the command-line help (default:
+    #: the parameters' defaults)
+    EXAMPLE: ClassVar[dict[str, str]] = {}
+    #: who observes the mechanism's output in a federated run: "server" (the SecAgg sum) or
+    #: "local" (each client's message); None where the mechanism takes no part in ``fl``
+    FL_OBSERVER: ClassVar[str | None] = None
+    #: how a federated client clips its gradient to the input range: "box" (each coordinate to
+    #: [−bound, bound]) or "l2" (the whole vector to ℓ₂ norm ≤ bound)
+    FL_CLIPPING: ClassVar[str] = "box"
+
+    def __post_init__(self):
+        for param in self.PARAMS:
+            object.__setattr__(self, param.name, param.convert(getattr(self, param.name)))
+        self.check()
+
+    def check(self) -> None:  # noqa: B027 - a hook: most mechanisms have no joint constraint
+        """Checks that involve several parameters (each one alone is checked by its :class:`Param`)."""
+
+    @classmethod
+    def supports(cls, feature: str) -> bool:
+        """Whether the command ``feature`` (one of :data:`FEATURES`) applies to this mechanism:
+        ``bound`` where it states closed forms (:meth:`bounds`), ``calibrate`` where a parameter
+        has a ``solve`` range, ``fl`` where it has an :data:`FL_OBSERVER`; the others always."""
+        if feature not in FEATURES:
+            raise ValueError(f"feature must be one of {', '.join(FEATURES)}, got {feature!r}")
+        if feature == "bound":
+            return cls.bounds is not Mechanism.bounds
+        if feature == "calibrate":
+            return any(param.solve is not None for param in cls.PARAMS)
+        if feature == "fl":
+            return cls.FL_OBSERVER is not None
+        return True
+
+    @classmethod
+    def solvable(cls) -> dict[str, SolveRange]:
+        """The parameters calibrate can solve for, with their search ranges."""
+        return {param.name: param.solve for param in cls.PARAMS if param.solve is not None}
+
+    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Output indices at the inputs ``x`` (any shape, each entry independently), drawn by
+        inverting the exact pmf's distribution function at each distinct input. Mechanisms with
+        a randomized algorithm of their own override this with it (:mod:`rdpcalc.backend.samplers`),
+        so that the Monte Carlo check compares the algorithm with the pmf."""
+        x = np.asarray(x, dtype=float)
+        out = np.empty(x.shape, dtype=np.int64)
+        values, where = np.unique(x, return_inverse=True)
+        uniforms = rng.random(x.shape)
+        for index, value in enumerate(values):
+            cumulative = np.cumsum(np.exp(log_pmf(self, Fraction(float(value)))))
+            chosen = where.reshape(x.shape) == index
+            out[chosen] = np.minimum(np.searchsorted(cumulative / cumulative[-1], uniforms[chosen], side="right"),
+                                     self.support_size - 1)
+        return out
 
     @property
     @abstractmethod
@@ -121,8 +272,20 @@ class Mechanism(ABC):
         """Whether P_{−x}(i) = P_x(support_size − 1 − i) for every x (``MIRRORED``)."""
         return self.MIRRORED
 
-    #: extra parameters of ``rdpcalc bound`` for this mechanism (e.g. QMGeo's d and κ)
-    BOUND_PARAMS: ClassVar[tuple[ParamSpec, ...]] = ()
+    #: extra parameters of ``rdpcalc bound`` for this mechanism (e.g. QMGeo's d and κ), converted
+    #: by :meth:`bound_options` before they reach :meth:`bounds`
+    BOUND_PARAMS: ClassVar[tuple[Param, ...]] = ()
+
+    @classmethod
+    def bound_options(cls, **given) -> dict:
+        """The :data:`BOUND_PARAMS` given (by name), converted and checked, defaults filled in;
+        :class:`ParameterError` for a name that is not one of them."""
+        known = {param.name: param for param in cls.BOUND_PARAMS}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ParameterError(unknown[0], f"is not a bound parameter of {cls.name}")
+        return {name: param.convert(given[name] if given.get(name) is not None else param.default)
+                for name, param in known.items()}
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         """The papers' bounds (as printed and corrected) at the requested orders, at the
@@ -155,29 +318,33 @@ class Mechanism(ABC):
         mse = mpmath.fsum(p * (v - target) ** 2 for p, v in zip(probs, values))
         return {"mean": mean, "bias": mean - target, "variance": variance, "mse": mse, "mass": mpmath.fsum(probs)}
 
-    def check_input(self, x, option: str = "--x") -> Fraction:
+    def check_input(self, x, parameter: str = "x") -> Fraction:
         """``x`` as an exact Fraction, or :class:`ParameterError` if outside the input range.
 
         A Fraction is taken as it is (the breakpoints of a mechanism with ``--c 1e-300`` lie
         below the magnitudes a user may type); other values are parsed by :func:`to_fraction`."""
-        value = x if isinstance(x, Fraction) else to_fraction(x, option)
+        value = x if isinstance(x, Fraction) else to_fraction(x, parameter)
         if abs(value) > self.bound:
             b = fmt(self.bound)
-            raise ParameterError(option, f"must lie in [-{b}, {b}], got {fmt(value)}")
+            raise ParameterError(parameter, f"must lie in [-{b}, {b}], got {fmt(value)}")
         return value
 
-    def tail_option(self, limit: float) -> tuple[str, str]:
-        """The option whose extreme values make this mechanism's probabilities smallest, and
+    def tail_parameter(self, limit: float) -> tuple[str, str]:
+        """The parameter whose extreme values make this mechanism's probabilities smallest, and
         the range that keeps them above e^{−limit} (for the refusal when a probability leaves
         an engine's range; mechanisms whose probabilities can get there say more)."""
-        return self.PARAMS[0].option, "use a less extreme value"
+        return self.PARAMS[0].name, "use a less extreme value"
 
-    def parameters(self) -> dict[str, float | int]:
-        """The parameters as plain numbers, for output records."""
-        out: dict[str, float | int] = {}
-        for field in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, field.name)
-            out[field.name] = float(value) if isinstance(value, Fraction) else value
+    def parameters(self) -> dict[str, float | int | str | None]:
+        """The parameters as plain values, for output records: numbers as float or int,
+        choices as strings, an integer-or-inf parameter's ∞ as "inf", an optional one not
+        given as None."""
+        out: dict[str, float | int | str | None] = {}
+        for param in self.PARAMS:
+            value = getattr(self, param.name)
+            if value is None and param.kind == "integer-or-inf":
+                value = "inf"
+            out[param.name] = float(value) if isinstance(value, Fraction) else value
         return out
 
 
@@ -218,11 +385,30 @@ def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
 
 
 def check_log_range(mechanism: Mechanism, x: Fraction, smallest_log, limit: float, engine: str) -> None:
-    """:class:`ParameterError` naming the mechanism's :meth:`~Mechanism.tail_option` if the
+    """:class:`ParameterError` naming the mechanism's :meth:`~Mechanism.tail_parameter` if the
     smallest positive probability at ``x``, e^{smallest_log}, lies below e^{−limit}, the
     smallest that ``engine`` represents (the value would otherwise become 0 and D = +∞)."""
     if smallest_log < -limit:
-        option, hint = mechanism.tail_option(limit)
-        raise ParameterError(option, f"{engine} represents probabilities down to e^(−{limit:.3g}), but the pmf at "
+        parameter, hint = mechanism.tail_parameter(limit)
+        raise ParameterError(parameter, f"{engine} represents probabilities down to e^(−{limit:.3g}), but the pmf at "
                                      f"x = {float(x):.6g} has one of e^({mpmath.nstr(smallest_log, 3)}): {hint}")
 
+
+
+#: the registered mechanisms by their command-line names (:func:`register`)
+MECHANISMS: dict[str, type[Mechanism]] = {}
+
+
+def register(cls: type[Mechanism]) -> type[Mechanism]:
+    """Make ``cls`` known to every command (one line; also usable as a class decorator). Its
+    ``name`` must be new, and its :data:`~Mechanism.PARAMS` must be its dataclass fields."""
+    if not (isinstance(cls, type) and issubclass(cls, Mechanism)):
+        raise TypeError(f"register takes a Mechanism subclass, got {cls!r}")
+    if cls.name in MECHANISMS and MECHANISMS[cls.name] is not cls:
+        raise ValueError(f"a mechanism named {cls.name!r} is already registered ({MECHANISMS[cls.name].__name__})")
+    fields = [field.name for field in getattr(cls, "__dataclass_fields__", {}).values()]
+    declared = [param.name for param in cls.PARAMS]
+    if sorted(fields) != sorted(declared):
+        raise ValueError(f"{cls.__name__}: PARAMS {declared} must name exactly its dataclass fields {fields}")
+    MECHANISMS[cls.name] = cls
+    return cls

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from ..errors import ParameterError
-from ..exactnum import fmt, positive, to_fraction, to_int, to_mpf
-from .base import Bound, Exact, Mechanism, ParamSpec
+from ..exactnum import fmt, to_mpf
+from .base import Bound, Exact, Mechanism, Param, SolveRange
 
 VIEWS = ("marginal", "joint")
 LINE14 = ("fixed", "printed")
@@ -65,62 +66,51 @@ class CorBin(Mechanism):
 
     name = "corbin"
     title = "CorBin-FL (LDPQ / CorBinQ)"
+    paper = ("Salehi, Mia, Pradhan, Amini & Shirani (2024), \"CorBin-FL: A Differentially Private Federated Learning "
+             "Mechanism using Common Randomness\", arXiv:2409.13133")
+    #: typical parameters, for the examples in the command-line help
+    EXAMPLE = {"--eps-p": "1"}
     PARAMS = (
-        ParamSpec("eps_p", "--eps-p", Fraction, "PLDP budget ε_p > 0 (or give --alpha-p)", default="none"),
-        ParamSpec("alpha_p", "--alpha-p", Fraction, "α(ε_p) > 1 instead of --eps-p", default="none"),
-        ParamSpec("c", "--c", Fraction, "center c of the input range [c−r, c+r]", default="0"),
-        ParamSpec("r", "--r", Fraction, "radius r > 0; inputs are offsets x = w − c in [−r, r]", default="1"),
-        ParamSpec("d", "--d", int, "shared random bits per parameter, integer ≥ 0, or inf (ideal coupling)", default="5"),
-        ParamSpec("view", "--view", str, "marginal (one uplink; default) or joint (a pair, as the server sees it)",
-                  default="marginal", choices=VIEWS),
-        ParamSpec("partner", "--partner", Fraction, "joint view: the partner's input offset in [−r, r]", default="0"),
-        ParamSpec("line14", "--line14", str, "Algorithm 2 line 14: fixed (T2 ≺ Z; default) or printed (T1 ≺ Z)",
-                  default="fixed", choices=LINE14),
+        Param("eps_p", "number", "PLDP budget ε_p > 0 (or give alpha_p)", low=0, low_open=True, optional=True,
+              solve=SolveRange(1e-4, 50.0, log=True)),
+        Param("alpha_p", "number", "α(ε_p) > 1 instead of eps_p", low=1, low_open=True, optional=True),
+        Param("c", "number", "center c of the input range [c−r, c+r]", default=Fraction(0), option="--center"),
+        Param("r", "number", "radius r > 0 (the half-width); inputs are offsets x = w − c in [−r, r]",
+              default=Fraction(1), low=0, low_open=True, option="--c", aliases=("--r",)),
+        Param("d", "integer-or-inf", "shared random bits per parameter, 0 … 60, or inf (ideal coupling)", default=5,
+              low=0, high=60, option="--shared-bits", aliases=("--d",)),
+        Param("view", "choice", "marginal (one uplink; default) or joint (a pair, as the server sees it)",
+              default="marginal", choices=VIEWS),
+        Param("partner", "number", "joint view: the partner's input offset in [−r, r]", default=Fraction(0)),
+        Param("line14", "choice", "Algorithm 2 line 14: fixed (T2 ≺ Z; default) or printed (T1 ≺ Z)",
+              default="fixed", choices=LINE14),
     )
     BOUND_PARAMS = (
-        ParamSpec("clients", "--n-clients", int, "number of clients n (even) for the MSE and Theorems 2–4", default="50"),
-        ParamSpec("gamma", "--gamma", Fraction, "AugCorBin-FL: fraction γ ∈ [0, 1] of LDP-FL clients", default="0.2"),
-        ParamSpec("params", "--m", int, "Theorem 3: number of model parameters m ≥ 1", default="1000000"),
-        ParamSpec("dp_delta", "--dp-delta", Fraction, "Theorems 3–4: δ in (0, 1)", default="0.00001"),
-        ParamSpec("p_drop", "--p-drop", Fraction, "Theorem 4: dropout probability p in (0, 1)", default="0.5"),
-        ParamSpec("delta_gap", "--delta-gap", Fraction, "Theorem 4: δ − δ₁ > 0", default="0.00001"),
+        Param("n", "integer", "number of clients n (even, ≥ 2) for the MSE and Theorems 2–4", default=50, low=2,
+              deprecated=("--n-clients",)),
+        Param("gamma", "number", "AugCorBin-FL: fraction γ ∈ [0, 1] of LDP-FL clients", default=Fraction(1, 5), low=0,
+              high=1),
+        Param("dim", "integer", "Theorem 3: number of model parameters m ≥ 1", default=10**6, low=1, aliases=("--m",)),
+        Param("dp_delta", "number", "Theorems 3–4: δ in (0, 1)", default=Fraction(1, 10**5), low=0, high=1,
+              low_open=True, high_open=True),
+        Param("p_drop", "number", "Theorem 4: dropout probability p in (0, 1)", default=Fraction(1, 2), low=0, high=1,
+              low_open=True, high_open=True),
+        Param("delta_gap", "number", "Theorem 4: δ − δ₁ in (0, δ]", default=Fraction(1, 10**5), low=0, low_open=True),
     )
+    FL_OBSERVER = "local"
 
-    def __post_init__(self):
-        eps_given = self.eps_p not in (None, "none")
-        alpha_given = self.alpha_p not in (None, "none")
-        if eps_given == alpha_given:
-            raise ParameterError("--eps-p", "give exactly one of --eps-p (> 0) and --alpha-p (> 1)")
-        if eps_given:
-            object.__setattr__(self, "eps_p", positive(self.eps_p, "--eps-p"))
-            object.__setattr__(self, "alpha_p", None)
-        else:
-            alpha = to_fraction(self.alpha_p, "--alpha-p")
-            if alpha <= 1:
-                raise ParameterError("--alpha-p", f"must be > 1, got {fmt(alpha)}")
-            object.__setattr__(self, "alpha_p", alpha)
-            object.__setattr__(self, "eps_p", None)
-        object.__setattr__(self, "c", to_fraction(self.c, "--c"))
-        object.__setattr__(self, "r", positive(self.r, "--r"))
-        if isinstance(self.d, str) and self.d.strip().lower() in ("inf", "infinity", "∞"):
-            object.__setattr__(self, "d", None)
-        elif self.d is not None:
-            d = to_int(self.d, "--d")
-            if not 0 <= d <= 60:
-                raise ParameterError("--d", f"must be an integer in [0, 60] or inf, got {d}")
-            object.__setattr__(self, "d", d)
-        for value, option, choices in ((self.view, "--view", VIEWS), (self.line14, "--line14", LINE14)):
-            if value not in choices:
-                raise ParameterError(option, f"must be one of {', '.join(choices)}, got {value!r}")
-        partner = to_fraction(self.partner, "--partner")
-        if abs(partner) > self.r:
-            raise ParameterError("--partner", f"must lie in [−r, r] = [−{fmt(self.r)}, {fmt(self.r)}]")
-        object.__setattr__(self, "partner", partner)
+    def check(self) -> None:
+        """Exactly one of ε_p and α_p; the partner's input within [−r, r]."""
+        if (self.eps_p is None) == (self.alpha_p is None):
+            raise ParameterError("eps_p", "give exactly one of `eps_p` (> 0) and `alpha_p` (> 1)")
+        if abs(self.partner) > self.r:
+            raise ParameterError("partner", f"must lie in [−r, r] = [−{fmt(self.r)}, {fmt(self.r)}]")
 
-    def parameters(self) -> dict:
-        out = super().parameters()
-        out["d"] = "inf" if self.d is None else self.d
-        return out
+    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Algorithm 1 (LDPQ) on an array of inputs (:func:`rdpcalc.backend.samplers.sample_corbin`)."""
+        from ..backend.samplers import sample_corbin
+
+        return sample_corbin(self, np.asarray(x, dtype=float), rng)
 
     # ------------------------------------------------------------------ basics
     @property
@@ -149,10 +139,10 @@ class CorBin(Mechanism):
     def bound(self) -> Fraction:
         return self.r
 
-    def tail_option(self, limit: float) -> tuple[str, str]:
-        """--eps-p: the smallest probability is e^{−ε_p}/(1 + e^{−ε_p}) (--alpha-p > 1 given to
+    def tail_parameter(self, limit: float) -> tuple[str, str]:
+        """eps_p: the smallest probability is e^{−ε_p}/(1 + e^{−ε_p}) (alpha_p > 1 given to
         300 digits keeps ε_p below 700)."""
-        return "--eps-p", f"must be ≤ {limit:.3g} for this engine (the smallest probability is about e^(−ε_p))"
+        return "eps_p", f"must be ≤ {limit:.3g} for this engine (the smallest probability is about e^(−ε_p))"
 
     @property
     def support_size(self) -> int:
@@ -191,8 +181,8 @@ class CorBin(Mechanism):
                 points.add(-self.partner)
             if self.d is not None:
                 if self.d > JOINT_MAX_D:
-                    raise ParameterError("--d", f"the joint view's worst case searches every breakpoint: use d ≤ "
-                                                f"{JOINT_MAX_D} or inf (or --x/--x-prime for one pair)")
+                    raise ParameterError("d", f"the joint view's worst case searches every breakpoint: use d ≤ "
+                                              f"{JOINT_MAX_D} or inf (or `x`/`x_prime` for one pair)")
                 points |= set(self._grid_points())
         return tuple(sorted(points))
 
@@ -270,20 +260,14 @@ class CorBin(Mechanism):
         r, alpha = to_mpf(self.r), self.alpha
         return r**2 * alpha**2 if alpha <= 2 else 4 * r**2 * (alpha - 1)
 
-    def bounds(self, alphas: list[float], clients=50, gamma=Fraction(1, 5), params=10**6,
-               dp_delta=Fraction(1, 10**5), p_drop=Fraction(1, 2), delta_gap=Fraction(1, 10**5), **options) -> list[Bound]:
-        n = to_int(clients, "--n-clients")
-        if n < 2 or n % 2:
-            raise ParameterError("--n-clients", f"must be an even integer ≥ 2 (clients are paired), got {n}")
-        gamma = _in_unit(gamma, "--gamma", closed=True)
-        m = to_int(params, "--m")
-        if m < 1:
-            raise ParameterError("--m", f"must be an integer ≥ 1, got {m}")
-        delta = _in_unit(dp_delta, "--dp-delta")
-        p = _in_unit(p_drop, "--p-drop")
-        gap = to_fraction(delta_gap, "--delta-gap")
-        if not 0 < gap <= delta:
-            raise ParameterError("--delta-gap", f"must lie in (0, δ], got {fmt(gap)}")
+    def bounds(self, alphas: list[float], **options) -> list[Bound]:
+        options = self.bound_options(**options)
+        n, gamma, m = options["n"], options["gamma"], options["dim"]
+        delta, p, gap = options["dp_delta"], options["p_drop"], options["delta_gap"]
+        if n % 2:
+            raise ParameterError("n", f"must be an even integer ≥ 2 (clients are paired), got {n}")
+        if gap > delta:
+            raise ParameterError("delta_gap", f"must lie in (0, `dp_delta`] = (0, {fmt(delta)}], got {fmt(gap)}")
         inf = math.inf
         alpha, eps, r = self.alpha, self.epsilon, to_mpf(self.r)
         out = [Bound("ε_p = ln((α+1)/(α−1)): PLDP of one uplink", inf, eps, "paper eq. (3), Algorithm 1", "worst", "=")
@@ -397,11 +381,3 @@ def _segments(N: int, cuts: set[int]):
     """Split {0 … N−1} at the given points into half-open runs [lo, hi)."""
     edges = sorted({0, N} | {c for c in cuts if 0 < c < N})
     return list(zip(edges, edges[1:]))
-
-
-def _in_unit(value, option: str, closed: bool = False) -> Fraction:
-    number = to_fraction(value, option)
-    if closed and not 0 <= number <= 1 or not closed and not 0 < number < 1:
-        bracket = "[0, 1]" if closed else "(0, 1)"
-        raise ParameterError(option, f"must lie in {bracket}, got {fmt(number)}")
-    return number

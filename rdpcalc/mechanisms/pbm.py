@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
-from ..errors import ParameterError
-from ..exactnum import open_unit, positive, to_int, to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
+from ..exactnum import to_mpf
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
 
 
 @dataclass(frozen=True)
@@ -33,19 +33,24 @@ class PBM(Mechanism):
 
     name = "pbm"
     title = "PBM (Poisson binomial)"
+    paper = ("Chen, Özgür, Kairouz (2022), \"The Poisson binomial mechanism for unbiased federated learning with secure "
+             "aggregation\", ICML 2022, arXiv:2207.09916")
+    #: typical parameters, for the examples in the command-line help
+    EXAMPLE = {"--c": "1.5", "--theta": "0.25", "--trials": "16"}
     PARAMS = (
-        ParamSpec("c", "--c", Fraction, "clipping bound c > 0; inputs lie in [-c, c]"),
-        ParamSpec("theta", "--theta", Fraction, "θ in (0, 1/2); p(x) = 1/2 + θx/c"),
-        ParamSpec("trials", "--trials", int, "Bernoulli trials per client, integer ≥ 1 (outputs 0…trials)"),
+        Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
+        Param("theta", "number", "θ in (0, 1/2); p(x) = 1/2 + θx/c", low=0, high=Fraction(1, 2), low_open=True,
+              high_open=True, solve=SolveRange(1e-6, 0.5 - 1e-6)),
+        Param("trials", "integer", f"Bernoulli trials per client, 1 … {MAX_LEVELS} (outputs 0…trials)", low=1,
+              high=MAX_LEVELS),
     )
+    FL_OBSERVER = "server"
 
-    def __post_init__(self):
-        object.__setattr__(self, "c", positive(self.c, "--c"))
-        object.__setattr__(self, "theta", open_unit(self.theta, "--theta", upper=Fraction(1, 2)))
-        trials = to_int(self.trials, "--trials")
-        if not 1 <= trials <= MAX_LEVELS:
-            raise ParameterError("--trials", f"must be an integer in [1, {MAX_LEVELS}], got {trials}")
-        object.__setattr__(self, "trials", trials)
+    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_pbm`)."""
+        from ..backend.samplers import sample_pbm
+
+        return sample_pbm(self, np.asarray(x, dtype=float), rng)
 
     @property
     def bound(self) -> Fraction:

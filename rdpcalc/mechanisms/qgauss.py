@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
-from ..errors import ParameterError
-from ..exactnum import positive, to_int, to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
+from ..exactnum import to_mpf
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
 
 
 def integrated_cdf(t):
@@ -39,19 +39,26 @@ class QuantizedGaussian(Mechanism):
 
     name = "qgauss"
     title = "Quantized Gaussian"
+    paper = ("Kang, Liu, He, Zhang, Song & Letaief, \"The Effect of Quantization in Federated Learning: A Rényi "
+             "Differential Privacy Perspective\"")
+    #: typical parameters, for the examples in the command-line help
+    EXAMPLE = {"--sigma": "1", "--levels": "16", "--clip": "1"}
     PARAMS = (
-        ParamSpec("sigma", "--sigma", Fraction, "noise standard deviation σ > 0"),
-        ParamSpec("k", "--k", int, "number of quantization levels, integer k ≥ 2"),
-        ParamSpec("clip", "--clip", Fraction, "quantizer clipping threshold C_q > 0; inputs lie in [-C_q/2, C_q/2]"),
+        Param("sigma", "number", "noise standard deviation σ > 0", low=0, low_open=True,
+              solve=SolveRange(1e-3, 1e3, log=True, relative_to="clip")),
+        Param("k", "integer", f"number of quantization levels k, 2 … {MAX_LEVELS}", low=2, high=MAX_LEVELS,
+              option="--levels", aliases=("--k",)),
+        Param("clip", "number", "quantizer clipping threshold C_q > 0: levels span [-C_q, C_q], inputs lie in "
+              "[-C_q/2, C_q/2]", low=0, low_open=True),
     )
+    FL_OBSERVER = "server"
+    FL_CLIPPING = "l2"
 
-    def __post_init__(self):
-        object.__setattr__(self, "sigma", positive(self.sigma, "--sigma"))
-        k = to_int(self.k, "--k")
-        if not 2 <= k <= MAX_LEVELS:
-            raise ParameterError("--k", f"must be an integer in [2, {MAX_LEVELS}], got {k}")
-        object.__setattr__(self, "k", k)
-        object.__setattr__(self, "clip", positive(self.clip, "--clip"))
+    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_qgauss`)."""
+        from ..backend.samplers import sample_qgauss
+
+        return sample_qgauss(self, np.asarray(x, dtype=float), rng)
 
     @property
     def bound(self) -> Fraction:
@@ -85,12 +92,12 @@ class QuantizedGaussian(Mechanism):
         σ/C_q ∈ {0.2, 0.5, 1, 3}, α ∈ {1, 2, 8, ∞}) and by ``--grid``."""
         return (-self.bound, self.bound)
 
-    def tail_option(self, limit: float) -> tuple[str, str]:
-        """--sigma: the smallest probability, at the level farthest from x = ±C_q/2, is about
+    def tail_parameter(self, limit: float) -> tuple[str, str]:
+        """sigma: the smallest probability, at the level farthest from x = ±C_q/2, is about
         e^{−(1.5 C_q/σ)²/2}."""
         smallest = 1.5 * float(self.clip) / math.sqrt(2 * limit)
-        return "--sigma", (f"must be ≥ {smallest:.3g} at --clip {float(self.clip):.6g} for this engine (the smallest "
-                           f"probability is about e^(−(1.5·C_q/σ)²/2))")
+        return "sigma", (f"must be ≥ {smallest:.3g} at `clip` = {float(self.clip):.6g} for this engine (the smallest "
+                         f"probability is about e^(−(1.5·C_q/σ)²/2))")
 
     def _guard_digits(self, x: Fraction) -> int:
         """Digits lost in the second differences (≈ 2 log10(σ/δ)), in G(t) for t ≪ 0

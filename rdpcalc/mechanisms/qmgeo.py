@@ -30,10 +30,11 @@ from fractions import Fraction
 from math import floor
 
 import mpmath
+import numpy as np
 
 from ..errors import ParameterError
-from ..exactnum import fmt, positive, to_fraction, to_int, to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
+from ..exactnum import fmt, to_mpf
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
 
 ORIENTATIONS = ("S", "L")
 NORMALISERS = ("text", "printed")
@@ -56,38 +57,37 @@ class QMGeo(Mechanism):
 
     name = "qmgeo"
     title = "QMGeo (mixed truncated geometric)"
+    paper = ("Wang & Gursoy, \"QMGeo: Differentially Private Federated Learning via Stochastic Quantization with "
+             "Mixed Truncated Geometric Distribution\"")
+    #: typical parameters, for the examples in the command-line help
+    EXAMPLE = {"--levels": "8", "--p": "0.5", "--c": "1"}
     PARAMS = (
-        ParamSpec("R", "--R", int, "number of quantization levels, integer R ≥ 2"),
-        ParamSpec("p", "--p", Fraction, "success probability of the geometrics, 0 < p ≤ 1"),
-        ParamSpec("w_max", "--w-max", Fraction, "clipping threshold W > 0; inputs lie in [-W, W]"),
-        ParamSpec("orientation", "--orientation", str, "S (weight λ on the upward branch; default) or L (eq. 9 literally)",
-                  default="S", choices=ORIENTATIONS),
-        ParamSpec("normalisers", "--normalisers", str, "text (default, sums to 1) or printed (eqs. 10–11, off by one)",
-                  default="text", choices=NORMALISERS),
-        ParamSpec("tie", "--tie", str, "an input on a level is in the interval above it (lower; default) or below (upper)",
-                  default="lower", choices=TIES),
+        Param("R", "integer", f"number of quantization levels R, 2 … {MAX_LEVELS}", low=2, high=MAX_LEVELS,
+              option="--levels", aliases=("--R",)),
+        Param("p", "number", "success probability of the geometrics, 0 < p ≤ 1", low=0, high=1, low_open=True,
+              solve=SolveRange(1e-6, 1.0)),
+        Param("w_max", "number", "clipping threshold W > 0; inputs lie in [-W, W]", low=0, low_open=True, option="--c",
+              aliases=("--w-max",)),
+        Param("orientation", "choice", "S (weight λ on the upward branch; default) or L (eq. 9 literally)",
+              default="S", choices=ORIENTATIONS),
+        Param("normalisers", "choice", "text (default, sums to 1) or printed (eqs. 10–11, off by one)",
+              default="text", choices=NORMALISERS),
+        Param("tie", "choice", "an input on a level is in the interval above it (lower; default) or below (upper)",
+              default="lower", choices=TIES),
     )
+    FL_OBSERVER = "local"
     MARGIN_STUDY = (Fraction(1, 10), Fraction(1, 100), Fraction(1, 10**4), Fraction(1, 10**8))
     BOUND_PARAMS = (
-        ParamSpec("d", "--d", int, "model dimension d of eqs. (26)–(27), integer ≥ 1", default="3562"),
-        ParamSpec("kappa", "--kappa", Fraction, "per-client sampling rate κ of eqs. (26)–(27), in (0, 1]",
-                  default="0.005333"),
+        Param("dim", "integer", "model dimension d of eqs. (26)–(27), ≥ 1", default=3562, low=1, aliases=("--d",)),
+        Param("kappa", "number", "per-client sampling rate κ of eqs. (26)–(27), in (0, 1]", default=Fraction("0.005333"),
+              low=0, high=1, low_open=True),
     )
 
-    def __post_init__(self):
-        R = to_int(self.R, "--R")
-        if not 2 <= R <= MAX_LEVELS:
-            raise ParameterError("--R", f"must be an integer in [2, {MAX_LEVELS}], got {R}")
-        object.__setattr__(self, "R", R)
-        p = to_fraction(self.p, "--p")
-        if not 0 < p <= 1:
-            raise ParameterError("--p", f"must lie in (0, 1], got {fmt(p)}")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "w_max", positive(self.w_max, "--w-max"))
-        for value, option, choices in ((self.orientation, "--orientation", ORIENTATIONS),
-                                       (self.normalisers, "--normalisers", NORMALISERS), (self.tie, "--tie", TIES)):
-            if value not in choices:
-                raise ParameterError(option, f"must be one of {', '.join(choices)}, got {value!r}")
+    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_qmgeo`)."""
+        from ..backend.samplers import sample_qmgeo
+
+        return sample_qmgeo(self, np.asarray(x, dtype=float), rng)
 
     # ------------------------------------------------------------------ geometry
     @property
@@ -136,7 +136,7 @@ class QMGeo(Mechanism):
         so by quasi-convexity the worst pair of inputs kept ηΔ away from every level is among
         these points (0 < η < ½)."""
         if not 0 < eta < Fraction(1, 2):
-            raise ParameterError("--margin", f"must lie in (0, 1/2), got {fmt(eta)}")
+            raise ParameterError("margin", f"must lie in (0, 1/2), got {fmt(eta)}")
         step = eta * self.spacing
         points = []
         for r in range(self.R - 1):
@@ -155,8 +155,8 @@ class QMGeo(Mechanism):
         p, q = to_mpf(self.p), to_mpf(1 - self.p)
         normaliser = -mpmath.expm1(normaliser_length * mpmath.log1p(-p)) if self.p < 1 else mpmath.mpf(normaliser_length > 0)
         if normaliser == 0:
-            raise ParameterError("--normalisers", "printed: eq. (10)/(11) divides by zero in this edge interval "
-                                                  "(use --normalisers text)")
+            raise ParameterError("normalisers", "printed: eq. (10)/(11) divides by zero in this edge interval "
+                                                "(use `normalisers` text)")
         return [p * q**i / normaliser for i in range(length)]
 
     def down_component(self, r: int) -> list:
@@ -233,13 +233,9 @@ class QMGeo(Mechanism):
         inside = p * q ** (-(a - 1) * (R - 1)) * (1 - q ** ((2 * a - 1) * R)) / ((1 - q**R) * (1 - q ** (2 * a - 1)))
         return mpmath.log(inside) / (a - 1)
 
-    def bounds(self, alphas: list[float], d: int | str = 3562, kappa=Fraction("0.005333"), **options) -> list[Bound]:
-        d = to_int(d, "--d")
-        if d < 1:
-            raise ParameterError("--d", f"must be an integer ≥ 1, got {d}")
-        kappa = to_fraction(kappa, "--kappa")
-        if not 0 < kappa <= 1:
-            raise ParameterError("--kappa", f"must lie in (0, 1], got {fmt(kappa)}")
+    def bounds(self, alphas: list[float], **options) -> list[Bound]:
+        options = self.bound_options(**options)
+        d, kappa = options["dim"], options["kappa"]
         inf = math.inf
         out = [
             Bound("ε_DP, eq. (21) as printed", inf, self.eps_dp_paper(), "paper eq. (21)",

@@ -19,11 +19,9 @@ from math import floor
 import mpmath
 import numpy as np
 
-from ..errors import ParameterError
-from ..exactnum import open_unit, positive, to_int
 from ..exactnum import to_mpf as _mp
 from ..numerics.fast import logsumexp
-from .base import MAX_LEVELS, Bound, Mechanism, ParamSpec
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
 
 
 @dataclass(frozen=True)
@@ -39,23 +37,28 @@ class RQM(Mechanism):
 
     name = "rqm"
     title = "RQM (randomized quantization)"
+    paper = ("Youn, Hu, Ziani & Abernethy (2023), \"Randomized Quantization is All You Need for Differential Privacy "
+             "in Federated Learning\", arXiv:2306.11913")
+    #: typical parameters, for the examples in the command-line help
+    EXAMPLE = {"--c": "1.5", "--delta": "1.5", "--levels": "16", "--q": "0.42"}
     PARAMS = (
-        ParamSpec("c", "--c", Fraction, "clipping bound c > 0; inputs lie in [-c, c]"),
-        ParamSpec("delta", "--delta", Fraction, "range extension Δ > 0; levels span ±(c+Δ)"),
-        ParamSpec("m", "--m", int, "number of quantization levels, integer m ≥ 2"),
-        ParamSpec("q", "--q", Fraction, "probability of keeping each interior level, 0 < q < 1"),
+        Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
+        Param("delta", "number", "range extension Δ > 0; levels span ±(c+Δ)", low=0, low_open=True,
+              solve=SolveRange(1e-3, 1e3, log=True, relative_to="c")),
+        Param("m", "integer", f"number of quantization levels m, 2 … {MAX_LEVELS}", low=2, high=MAX_LEVELS,
+              option="--levels", aliases=("--m",)),
+        Param("q", "number", "probability of keeping each interior level, 0 < q < 1", low=0, high=1, low_open=True,
+              high_open=True, solve=SolveRange(1e-6, 1 - 1e-6)),
     )
-
-    def __post_init__(self):
-        object.__setattr__(self, "c", positive(self.c, "--c"))
-        object.__setattr__(self, "delta", positive(self.delta, "--delta"))
-        m = to_int(self.m, "--m")
-        if not 2 <= m <= MAX_LEVELS:
-            raise ParameterError("--m", f"must be an integer in [2, {MAX_LEVELS}], got {m}")
-        object.__setattr__(self, "m", m)
-        object.__setattr__(self, "q", open_unit(self.q, "--q", upper=1))
+    FL_OBSERVER = "server"
 
     MIRRORED = True
+
+    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_rqm`)."""
+        from ..backend.samplers import sample_rqm
+
+        return sample_rqm(self, np.asarray(x, dtype=float), rng)
 
     # ----------------------------------------------------------------- geometry
     @property

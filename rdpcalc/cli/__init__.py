@@ -1,0 +1,163 @@
+"""The ``rdpcalc`` command line: a typer application over the Python API.
+
+``rdpcalc <command> <mechanism> [options]``. The commands are built from tables of options
+(:mod:`.options`) and the registered mechanisms' declarations (:mod:`.commands`); output is
+rendered by :mod:`.render`. Bad input exits with code 2 and one line naming the option and its
+valid range; no traceback reaches the user; files are written all or nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+from .. import resources
+from ..errors import ParameterError
+from .options import option_text, with_options
+from .render import spell_in_ascii
+
+__all__ = ["main"]
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like KeyboardInterrupt, so a file being written is
+    removed (:func:`rdpcalc.io.write_atomic`) before the process exits."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, _frame):
+    raise Terminated(signum)
+
+
+@contextmanager
+def _terminating_signals():
+    """SIGTERM and SIGHUP raise :class:`Terminated` inside the block (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _raise_terminated) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+
+
+def _prepare_streams() -> None:
+    """Standard output must be open; characters its encoding lacks are spelled in ASCII
+    (:data:`ASCII_SPELLINGS`) instead of failing."""
+    import codecs
+
+    if sys.stdout is None:
+        raise ParameterError("standard output", "is closed; redirect it to a file or /dev/null")
+    codecs.register_error("rdpcalc-ascii", spell_in_ascii)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="rdpcalc-ascii")
+
+
+def _stdout_failure(error: OSError) -> int:
+    """Exit code for an error writing standard output: 0 for a closed pipe (``| head``), 2
+    otherwise (a full disk, a closed descriptor)."""
+    import errno
+    import os
+
+    try:  # what is still buffered cannot be written either: drop it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    if error.errno == errno.EPIPE:
+        return 0
+    _error_line(f"standard output: cannot write: {error.strerror or error}")
+    return 2
+
+
+def _error_line(text: str) -> None:
+    try:
+        print(f"rdpcalc: error: {text}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 2 bad input or environment, 1 a bug in
+    rdpcalc, 130 interrupted, 128 + signal number for SIGTERM/SIGHUP)."""
+    try:
+        with _terminating_signals(), resources.restored():
+            _prepare_streams()
+            result = _invoke(sys.argv[1:] if argv is None else list(argv))
+            sys.stdout.flush()
+    except ParameterError as error:
+        _error_line(f"{option_text(error.parameter)}: {with_options(error.message)}")
+        return 2
+    except _usage_errors() as error:
+        _error_line(" ".join(error.format_message().split()))
+        return 2
+    except _abort() as error:
+        del error
+        _error_line("aborted")
+        return 130
+    except KeyboardInterrupt:
+        _error_line("interrupted")
+        return 130
+    except Terminated as signal_received:
+        _error_line(f"terminated by signal {signal_received.signum}")
+        return 128 + signal_received.signum
+    except OSError as error:
+        if _is_stdout_error(error):
+            return _stdout_failure(error)
+        return _internal_error(error)
+    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
+        return _internal_error(error)
+    return result if isinstance(result, int) else 0
+
+
+def _invoke(args: list[str]):
+    """Build the application, parse and run, as click's ``main`` does without its handling of
+    errors (which exits 1 on a closed pipe): every error reaches :func:`main`."""
+    import typer
+
+    from .commands import build_app
+
+    group = typer.main.get_command(build_app())
+    try:
+        with group.make_context("rdpcalc", args) as context:
+            return group.invoke(context)
+    except typer.Exit as done:
+        return done.exit_code
+
+
+def _usage_errors() -> type[Exception]:
+    from typer._click.exceptions import UsageError
+
+    return UsageError
+
+
+def _abort() -> type[BaseException]:
+    import typer
+
+    return typer.Abort
+
+
+def _is_stdout_error(error: OSError) -> bool:
+    """Whether ``error`` came from writing standard output (the files rdpcalc writes raise
+    ParameterError naming their option instead)."""
+    import errno
+
+    return error.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT)
+
+
+def _internal_error(error: BaseException) -> int:
+    try:
+        print(f"rdpcalc: internal error: {type(error).__name__}: {error} (please report this)", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    return 1

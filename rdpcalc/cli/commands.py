@@ -1,0 +1,791 @@
+"""The commands: for each, its options (:class:`~.options.Opt` rows) and a body that calls the
+Python API and renders or exports the records. The per-mechanism commands (divergence, pmf,
+bound, mc, account, calibrate) are built from the registered mechanisms' declarations, so a
+newly registered mechanism appears in every command that :meth:`~rdpcalc.mechanisms.Mechanism.supports` it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import typer
+
+from .. import resources
+from ..errors import ParameterError
+from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
+from ..mechanisms import MECHANISMS, Mechanism
+from . import render
+from .options import Opt, command, from_param
+
+FORMATS = ("table", "json", "csv", "tsv")
+REFERENCES = ("gaussian", "laplace")
+
+
+# ----------------------------------------------------------------------------- shared options
+def output_options(what: str = "records") -> list[Opt]:
+    return [
+        Opt("format", f"How to print the {what}: a table, JSON, CSV or TSV (to stdout).", kind=FORMATS, default="table",
+            panel="Output"),
+        Opt("as_json", "Print only JSON (a list of records) to stdout; the same as --format json.", kind=bool,
+            option="--json", panel="Output"),
+        Opt("csv", "Also write the records as CSV to FILE (all or nothing, after stdout).", metavar="FILE", panel="Output"),
+        Opt("quiet", "No progress bar, hints or 'wrote …' lines on stderr.", kind=bool, option="--quiet", panel="Output"),
+    ]
+
+
+MAX_MEMORY = Opt("max_memory", "Refuse (exit 2, with the estimate) work whose estimated memory exceeds SIZE: 4G, 512M or "
+                 f"25% of RAM. Default: ${resources.ENVIRONMENT_VARIABLE}, else {resources.DEFAULT_FRACTION:.0%} of RAM.",
+                 metavar="SIZE", panel="Resources")
+ORDER_OPTIONS = [
+    Opt("alphas", "Rényi order ≥ 1 (1 = KL) or 'inf'; repeatable. Default: 1, 2, 10, inf.", option="--alpha",
+        multiple=True, metavar="A", panel="Orders"),
+    Opt("alpha_ranges", "A range of orders, log spaced unless ':lin' is added; repeatable.", option="--alphas",
+        multiple=True, metavar="START:STOP:COUNT[:log|lin]", panel="Orders"),
+]
+
+
+def engine_options() -> list[Opt]:
+    from ..numerics import ENGINES
+
+    return [
+        Opt("engine", "fast: float64 log domain; exact: MPFR at --dps digits.", kind=ENGINES, default="fast",
+            panel="Engine"),
+        Opt("dps", "Digits of the exact engine, 15 … 1000.", kind=int, default=50, panel="Engine"),
+    ]
+
+
+def _int_in(value: int | None, name: str, low: int, high: int) -> int | None:
+    if value is not None and not low <= value <= high:
+        raise ParameterError(name, f"must be an integer in [{low}, {high}], got {value}")
+    return value
+
+
+def _setup(values: dict) -> str:
+    """Apply --quiet and --max-memory; the output format (--json is --format json)."""
+    render.QUIET["on"] = bool(values.pop("quiet", False))
+    size = values.pop("max_memory", None)
+    if size is not None:
+        resources.set_budget(resources.parse_size(size, "max_memory"))
+    as_json = values.pop("as_json", False)
+    form = values.pop("format", "table")
+    if as_json and form not in ("table", "json"):
+        raise ParameterError("as_json", f"is --format json; it cannot be combined with --format {form}")
+    return "json" if as_json else form
+
+
+def _check_output(path: str | None, name: str = "csv") -> None:
+    if path is not None:
+        check_output_file(path, name)
+
+
+def _check_distinct(paths: dict[str, str | None]) -> None:
+    seen: dict[Path, str] = {}
+    for name, path in paths.items():
+        if path is None:
+            continue
+        resolved = Path(path).absolute()
+        if resolved in seen:
+            raise ParameterError(name, f"names the same file as `{seen[resolved]}`: {path!r}")
+        seen[resolved] = name
+
+
+def emit(records: list[dict], form: str, csv_path: str | None, draw: Callable[[list[dict]], None],
+         files: Sequence[tuple[str | None, str, Callable[[], str | bytes]]] = (), rows: list[dict] | None = None) -> None:
+    """Print the records in ``form`` (a table drawn by ``draw``, JSON, CSV or TSV), then write
+    the CSV of ``rows`` (default: the records) and each of ``files`` — (path, name, contents)
+    — whose path is given, all or none: a failing standard output leaves no file behind."""
+    rows = records if rows is None else rows
+    if form == "json":
+        print(to_json(records))
+    elif form in ("csv", "tsv"):
+        sys.stdout.write(to_csv(rows, delimiter="," if form == "csv" else "\t"))
+    else:
+        draw(records)
+    sys.stdout.flush()
+    files = [(csv_path, "csv", lambda: to_csv(rows)), *files]
+    write_outputs([(path, contents(), name) for path, name, contents in files if path is not None])
+
+
+def _examples(lines: Sequence[str]) -> str:
+    return "Examples:\n\n" + "\n\n".join(f"  {line}" for line in lines)
+
+
+# ----------------------------------------------------------------------------- mechanisms
+def mechanism_options(cls: type[Mechanism], required: bool | None = None) -> list[Opt]:
+    return [from_param(param, f"{cls.title} parameters", required) for param in cls.PARAMS]
+
+
+def make(cls: type[Mechanism], values: dict, leave_out: str | None = None) -> Mechanism:
+    """The mechanism from its parameters in ``values`` (removed from it)."""
+    params = {param.name: values.pop(param.name) for param in cls.PARAMS}
+    if leave_out is not None:
+        params.pop(leave_out)
+    from ..queries import make_mechanism
+
+    return make_mechanism(cls.name, **{key: value for key, value in params.items() if value is not None})
+
+
+def _example_parameters(cls: type[Mechanism], leave_out: str | None = None) -> str:
+    """Typical parameters of ``cls`` for its help's examples: its ``EXAMPLE`` (option value
+    pairs), else each parameter's default; without the parameter ``leave_out``."""
+    pairs = list(getattr(cls, "EXAMPLE", {}).items()) or [(param.option, str(param.default)) for param in cls.PARAMS
+                                                             if param.default is not None]
+    if leave_out is not None:
+        param = next(param for param in cls.PARAMS if param.name == leave_out)
+        pairs = [(option, value) for option, value in pairs if option not in (param.option, *param.aliases)]
+    return " ".join(f"{option} {value}" for option, value in pairs)
+
+
+def _others_option(cls: type[Mechanism]) -> Opt:
+    """--others-plus; --k-others and (unless the mechanism spells a parameter --k) --k are its
+    deprecated spellings."""
+    spelled = {spelling for param in cls.PARAMS for spelling in (param.option, *param.aliases)}
+    old = ("--k-others",) if "--k" in spelled else ("--k", "--k-others")
+    return Opt("others_plus", "Exactly K of the other n−1 clients at +bound (the rest at −bound), 0 ≤ K ≤ n−1.",
+               kind=int, metavar="K", deprecated=old, panel="Neighbours")
+
+
+def divergence_command(cls: type[Mechanism]):
+    from ..neighbours import PROTOCOLS
+    from ..worstcase import EXHAUSTIVE_BUDGET, MAX_BUDGET
+
+    options = [
+        *mechanism_options(cls),
+        Opt("n", "Clients in the SecAgg sum, 1 … 10⁶.", kind=int, default=1, panel="Neighbours"),
+        Opt("neighbours", "worst: max over neighbouring inputs (n=1: all breakpoint pairs, exact; n>1: client 1 over "
+            "all breakpoint pairs, the others searched over multisets of breakpoints, with a certified upper bound); "
+            "pm-c: the papers' family, x1=±c and the others at ±c (a lower bound of worst); paper: x1=c vs −c, others "
+            "at ±c at random (--seed).", kind=PROTOCOLS, default="worst", panel="Neighbours"),
+        _others_option(cls),
+        Opt("x", "Client 1's input under P (with --x-prime).", metavar="X", panel="Neighbours"),
+        Opt("x_prime", "Client 1's input under Q (with --x).", metavar="X'", panel="Neighbours"),
+        Opt("seed", "Seed of --neighbours paper.", kind=int, default=0, panel="Neighbours"),
+        Opt("budget", f"--neighbours worst, n>1: search exhaustively when the others' multisets number at most COUNT "
+            f"(1 … {MAX_BUDGET}).", kind=int, default=EXHAUSTIVE_BUDGET, panel="Neighbours"),
+        Opt("grid", "One client: search all pairs of N equally spaced inputs (2 … 2001) instead of the breakpoints.",
+            kind=int, panel="Neighbours"),
+        Opt("margin", "One client, mechanisms whose pmf jumps at its levels (qmgeo): search the inputs kept ETA·Δ away "
+            "from every level (0 < ETA < 1/2).", metavar="ETA", panel="Neighbours"),
+        *ORDER_OPTIONS, *engine_options(), *output_options(), MAX_MEMORY,
+    ]
+
+    def body(**values) -> None:
+        from ..queries import divergence
+
+        form = _setup(values)
+        mechanism = make(cls, values)
+        _int_in(values["n"], "n", 1, 10**6)
+        _int_in(values["seed"], "seed", 0, 2**63 - 1)
+        _int_in(values["dps"], "dps", 15, 1000)
+        _int_in(values["budget"], "budget", 1, MAX_BUDGET)
+        csv_path = values.pop("csv")
+        _check_output(csv_path)
+        with render.progress("worst case") as progress:
+            records = divergence(mechanism, progress=progress, **values)
+        emit(records, form, csv_path, lambda r: render.render_divergence(mechanism, r))
+
+    params = _example_parameters(cls)
+    examples = [f"rdpcalc divergence {cls.name} {params} --alpha 2 --alpha inf",
+                f"rdpcalc divergence {cls.name} {params} --n 10 --alpha 2",
+                f"rdpcalc divergence {cls.name} {params} --alphas 1.01:1000:20 --json"]
+    return command(body, options), {"help": f"Exact Rényi divergences of {cls.title} between neighbouring inputs, for "
+                                            "one client or the SecAgg sum of n clients.", "epilog": _examples(examples)}
+
+
+def pmf_command(cls: type[Mechanism]):
+    options = [*mechanism_options(cls),
+               Opt("x", "The client's input.", metavar="X", required=True, panel="Input"),
+               Opt("dps", "Digits of the computation, 15 … 1000.", kind=int, default=50, panel="Input"),
+               *output_options(), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..queries import moments, pmf
+
+        form = _setup(values)
+        mechanism = make(cls, values)
+        _int_in(values["dps"], "dps", 15, 1000)
+        _check_output(values["csv"])
+        records = pmf(mechanism, x=values["x"], dps=values["dps"])
+        summary = moments(mechanism, x=values["x"], dps=values["dps"])
+        emit(records, form, values["csv"], lambda r: render.render_pmf(mechanism, r, summary))
+
+    params = _example_parameters(cls)
+    return command(body, options), {
+        "help": f"The single-client output pmf of {cls.title} at input X (mpmath), with the decoded output's mean, "
+                "bias, variance and MSE.",
+        "epilog": _examples([f"rdpcalc pmf {cls.name} {params} --x 0", f"rdpcalc pmf {cls.name} {params} --x 0 --csv pmf.csv"])}
+
+
+def bound_command(cls: type[Mechanism]):
+    options = [*mechanism_options(cls),
+               *[from_param(param, "Bound parameters") for param in cls.BOUND_PARAMS],
+               *ORDER_OPTIONS, *engine_options(), *output_options(), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..bounds import bound
+
+        form = _setup(values)
+        extra = {param.name: values.pop(param.name) for param in cls.BOUND_PARAMS}
+        mechanism = make(cls, values)
+        _int_in(values["dps"], "dps", 15, 1000)
+        csv_path = values.pop("csv")
+        _check_output(csv_path)
+        with render.progress("bounds") as progress:
+            records = bound(mechanism, progress=progress, **values,
+                            **{key: value for key, value in extra.items() if value is not None})
+        emit(records, form, csv_path, lambda r: render.render_bound(mechanism, r))
+
+    params = _example_parameters(cls)
+    return command(body, options), {
+        "help": f"The papers' bounds for {cls.title} beside the exact single-client D_α and D_∞.",
+        "epilog": _examples([f"rdpcalc bound {cls.name} {params}", f"rdpcalc bound {cls.name} {params} --alpha 2 --json"])}
+
+
+def mc_command(cls: type[Mechanism]):
+    from ..backend import montecarlo
+
+    options = [*mechanism_options(cls),
+               Opt("x", "The input of every sampled client.", metavar="X", required=True, panel="Sampling"),
+               Opt("samples", f"Draws, 1 … {montecarlo.MAX_SAMPLES:.0e}.", kind=int, default=100000, panel="Sampling"),
+               Opt("seed", "Seed of the generator.", kind=int, default=0, panel="Sampling"),
+               Opt("n", "Clients summed per draw (SecAgg), 1 … 10⁴.", kind=int, default=1, panel="Sampling"),
+               Opt("x_prime", "Also estimate D_α(P_X ‖ P_X') from samples, with a bootstrap interval.", metavar="X'",
+                   panel="Divergence estimate"),
+               Opt("alphas", "Order of the estimated divergence, finite and > 1.", option="--alpha", default="2",
+                   panel="Divergence estimate"),
+               Opt("bootstrap", f"Bootstrap resamples, {montecarlo.MIN_BOOTSTRAP} … 10⁵ (a 95% interval of order "
+                   "statistics).", kind=int, default=200, panel="Divergence estimate"),
+               *output_options(), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..orders import parse_alpha
+
+        form = _setup(values)
+        mechanism = make(cls, values)
+        samples = _int_in(values["samples"], "samples", 1, montecarlo.MAX_SAMPLES)
+        seed = _int_in(values["seed"], "seed", 0, 2**63 - 1)
+        n = _int_in(values["n"], "n", 1, 10**4)
+        _check_output(values["csv"])
+        alpha = bootstrap = None
+        if values["x_prime"] is not None:
+            alpha = parse_alpha(values["alphas"])
+            if alpha == math.inf or alpha == 1:
+                raise ParameterError("alphas", "must be a finite order > 1 for the empirical divergence")
+            bootstrap = _int_in(values["bootstrap"], "bootstrap", montecarlo.MIN_BOOTSTRAP, 10**5)
+        with render.progress("sampling") as progress:
+            records = [montecarlo.check(mechanism, values["x"], samples, seed, n, progress=progress)]
+        if alpha is not None:
+            with render.progress("D_α estimate") as progress:
+                records.append(montecarlo.divergence_estimate(mechanism, values["x"], values["x_prime"], alpha, samples,
+                                                              seed + 1, bootstrap, progress=progress))
+        emit(records, form, values["csv"], lambda r: render.render_mc(mechanism, r))
+
+    params = _example_parameters(cls)
+    return command(body, options), {
+        "help": f"Monte Carlo check of {cls.title}: its sampler against its exact pmf.",
+        "epilog": _examples([f"rdpcalc mc {cls.name} {params} --x 0 --samples 1000000 --seed 0",
+                             f"rdpcalc mc {cls.name} {params} --x 0 --n 10 --json"])}
+
+
+# ----------------------------------------------------------------------------- accounting
+def method_options() -> list[Opt]:
+    from ..accountant import METHODS
+
+    return [
+        Opt("method", "pld: dominating pairs composed as privacy loss distributions (tight); rdp: Rényi curves. Default "
+            "pld, except rdp where the observer does not know the sample (release with sampling).", kind=METHODS,
+            show="pld", panel="Method"),
+        Opt("discretization", "pld: the grid step of the privacy loss, in nats, 1e-6 … 0.1.", kind=float,
+            default=1e-4, panel="Method"),
+    ]
+
+
+def target_options(single: bool = False, epsilon_required: bool = False) -> list[Opt]:
+    delta = Opt("dp_delta", "The δ of (ε, δ)-DP, in (0, 1)" + ("." if single else "; repeatable, one row each."),
+                kind=float, default=(1e-5,) if not single else 1e-5, multiple=not single, show="1e-05",
+                deprecated=("--delta-target",), panel="Target")
+    epsilon = Opt("dp_epsilon", "The ε to meet, > 0." if epsilon_required else "Also report δ at this ε, ≥ 0.",
+                  kind=float, required=epsilon_required,
+                  deprecated=("--target-eps",) if epsilon_required else ("--epsilon-target",), panel="Target")
+    return [delta, epsilon]
+
+
+def run_options() -> list[Opt]:
+    from ..accountant import PER_ROUND, RELATIONS
+    from ..accounting import OBSERVERS, SAMPLING
+
+    return [
+        Opt("n", "Clients sampled per round (the SecAgg sum), ≥ 1.", kind=int, default=1, panel="Run"),
+        Opt("clients", "Clients in all, ≥ n (default n: no sampling); the sampling rate is n/CLIENTS.", kind=int,
+            panel="Run"),
+        Opt("rounds", "Training rounds, ≥ 1.", kind=int, default=1, panel="Run"),
+        Opt("dim", "Coordinates quantized per round (each independently), ≥ 1.", kind=int, default=1, panel="Run"),
+        Opt("sampling", "How the n clients of a round are drawn (poisson: each at rate n/CLIENTS, with --relation "
+            "add-remove).", kind=SAMPLING, default="without-replacement", panel="Run"),
+        Opt("relation", "Neighbouring datasets: one client's input changes (replace-one), or one client is present or "
+            "absent (add-remove).", kind=RELATIONS, default="replace-one", panel="Threat model"),
+        Opt("observer", "Who sees what. server: the SecAgg sum, knowing who was sampled; release: the released sum, "
+            "the sample hidden (amplification by sampling); local: each message.", kind=OBSERVERS, default="server",
+            panel="Threat model"),
+        Opt("participation", "server/local: the rounds the client takes part in, 1 … ROUNDS (default all: the worst "
+            "case).", kind=int, panel="Threat model"),
+        Opt("per_round", "Per-round curve of a sum of n>1 clients: certified (the worst case's certified upper bound, a "
+            "guarantee) or found (a lower bound, NOT a guarantee).", kind=PER_ROUND, default="certified",
+            panel="Threat model"),
+        *engine_options(),
+    ]
+
+
+def reference_options(kind: str, required: bool = True) -> list[Opt]:
+    scale = (Opt("sigma", "Noise standard deviation σ > 0.", kind=float, required=required, panel="Mechanism")
+             if kind == "gaussian" else
+             Opt("scale", "Laplace scale b > 0.", kind=float, required=required, panel="Mechanism"))
+    return [scale,
+            Opt("sensitivity", "Sensitivity Δ > 0 (ℓ₂ / ℓ₁).", kind=float, default=1.0, panel="Mechanism"),
+            Opt("sample_rate", "Sampling rate in (0, 1].", kind=float, default=1.0, panel="Run"),
+            Opt("rounds", "Compositions, ≥ 1.", kind=int, default=1, panel="Run"),
+            Opt("sampling", "Sampling scheme.", kind=("poisson", "without-replacement"), default="poisson", panel="Run")]
+
+
+PLOT = Opt("plot", "Also draw ε against δ and ε against rounds, both methods, to FILE (PNG); --csv then holds the same "
+           "curves.", metavar="FILE", panel="Output")
+
+
+def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plot_path: str | None) -> None:
+    """Standard output first, then the files, all or none. CSV: one tidy table with a ``kind``
+    column — ``result`` (one row per δ), ``rdp-curve`` and, with --plot, ``epsilon-delta`` and
+    ``epsilon-rounds``."""
+    curves = None
+    if plot_path is not None:
+        with render.progress("ε against rounds") as progress:
+            curves = {"epsilon-delta": run.epsilon_delta_curve(),
+                      "epsilon-rounds": run.epsilon_rounds_curve(records[0]["dp_delta"], progress=progress)}
+
+    def plot() -> bytes:
+        from ..backend.plots import account_png
+
+        return account_png(records[0], curves)
+
+    emit(records, form, csv_path, render.render_account, [(plot_path, "plot", plot)],
+         rows=render.account_rows(records, curves))
+    if plot_path is not None and form == "table" and not render.QUIET["on"]:
+        print(f"wrote {plot_path}")
+
+
+def _check_account_outputs(values: dict) -> None:
+    _check_output(values["csv"])
+    if values.get("plot") is not None:
+        _check_output(values["plot"], "plot")
+        if not values["plot"].lower().endswith(".png"):
+            raise ParameterError("plot", f"must name a .png file, got {values['plot']!r}")
+    _check_distinct({"csv": values["csv"], "plot": values.get("plot")})
+
+
+def account_command(cls: type[Mechanism]):
+    options = [*mechanism_options(cls), *run_options(), *target_options(), *method_options(), *output_options(), PLOT,
+               MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..runs import account_run
+
+        form = _setup(values)
+        mechanism = make(cls, values)
+        deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
+        csv_path, plot_path = values.pop("csv"), values.pop("plot")
+        _check_account_outputs({"csv": csv_path, "plot": plot_path})
+        _int_in(values["dps"], "dps", 15, 1000)
+        with render.progress("accounting") as progress:
+            accounted = account_run(mechanism, progress=progress, **values)
+        records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
+        _emit_account(accounted, records, form, csv_path, plot_path)
+
+    params = _example_parameters(cls)
+    return command(body, options), {
+        "help": f"(ε, δ) of a training run with {cls.title}: coordinates, rounds, client sampling.",
+        "epilog": _examples([f"rdpcalc account {cls.name} {params} --n 10 --rounds 100 --dp-delta 1e-5",
+                             f"rdpcalc account {cls.name} {params} --n 10 --clients 1000 --rounds 100 --observer release",
+                             f"rdpcalc account {cls.name} {params} --rounds 100 --plot run.png --csv run.csv"])}
+
+
+def account_reference_command(kind: str):
+    options = [*reference_options(kind), *target_options(), *method_options(), *output_options(), PLOT, MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..runs import account_reference_run
+
+        form = _setup(values)
+        deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
+        csv_path, plot_path = values.pop("csv"), values.pop("plot")
+        _check_account_outputs({"csv": csv_path, "plot": plot_path})
+        accounted = account_reference_run(kind, **values)
+        records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
+        _emit_account(accounted, records, form, csv_path, plot_path)
+
+    scale = "--sigma 1.1" if kind == "gaussian" else "--scale 2"
+    return command(body, options), {
+        "help": f"(ε, δ) of the {kind} mechanism composed over rounds, with sampling.",
+        "epilog": _examples([f"rdpcalc account {kind} {scale} --sample-rate 0.01 --rounds 1000 --dp-delta 1e-5"])}
+
+
+def calibrate_command(cls_or_kind):
+    from ..runs import solvable as solvable_parameters
+
+    reference = isinstance(cls_or_kind, str)
+    name = cls_or_kind if reference else cls_or_kind.name
+    solvable = tuple(solvable_parameters(name))
+    common = [Opt("solve", "The parameter to solve for.", kind=solvable, required=True, panel="Calibration"),
+              *target_options(single=True, epsilon_required=True)]
+    if reference:
+        options = [*common, *reference_options(name, required=False), *method_options(), *output_options(), MAX_MEMORY]
+    else:
+        options = [*common, *mechanism_options(cls_or_kind, required=False), *run_options(), *method_options(),
+                   *output_options(), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..runs import calibrate
+
+        form = _setup(values)
+        solve, target, delta = values.pop("solve"), values.pop("dp_epsilon"), values.pop("dp_delta")
+        csv_path = values.pop("csv")
+        if reference:
+            params = {key: values.pop(key) for key in ("sigma", "scale") if key in values}
+            params = {key: value for key, value in params.items() if key != solve and value is not None}
+        else:
+            params = {param.name: values.pop(param.name) for param in cls_or_kind.PARAMS}
+            missing = [param for param in cls_or_kind.PARAMS
+                       if params[param.name] is None and param.required and param.name != solve]
+            if missing:
+                raise ParameterError(missing[0].name, f"is required (only the `solve` parameter may be left out): "
+                                                      f"{missing[0].help}")
+            params = {key: value for key, value in params.items() if key != solve and value is not None}
+            _int_in(values["dps"], "dps", 15, 1000)
+        _check_output(csv_path)
+        with render.progress(f"calibrating {solve}") as progress:
+            record = calibrate(name, params=params, solve=solve, dp_epsilon=target, dp_delta=delta, progress=progress,
+                               **values)
+        _emit_account(None, [record], form, csv_path, None)
+
+    if reference:
+        example = f"rdpcalc calibrate {name} --dp-epsilon 1 --sample-rate 0.01 --rounds 1000 --solve {solvable[0]}"
+    else:
+        example = (f"rdpcalc calibrate {name} {_example_parameters(cls_or_kind, solvable[0])} --rounds 100 --dp-epsilon 4 "
+                   f"--solve {solvable[0]}")
+    return command(body, options), {
+        "help": f"Solve for the parameter of {name} that meets a target ε over a whole run.",
+        "epilog": _examples([example])}
+
+
+# ----------------------------------------------------------------------------- layered quantizers
+#: bits --n: the exact Irwin–Hall density table behind λ(n) costs about n^2.5 (1.7 s at n = 1000,
+#: 23 s at n = 3000); the paper's figure stops at 1000.
+LAYERED_BITS_MAX_N = 1000
+
+
+def layered_divergence_command():
+    options = [Opt("noise", "The error distribution: gauss, laplace (layered quantizers) or irwin-hall.",
+                   kind=("gauss", "laplace", "irwin-hall"), default="gauss", panel="Mechanism"),
+               Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
+               Opt("sensitivity", "Shift Δ > 0 between neighbouring inputs.", default="1", panel="Mechanism"),
+               Opt("n", "Irwin–Hall: number of clients, 1 … 10⁶.", kind=int, default=1, panel="Mechanism"),
+               *ORDER_OPTIONS, *output_options(), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..layered.tables import layered_divergence
+
+        form = _setup(values)
+        csv_path = values.pop("csv")
+        _check_output(csv_path)
+        _int_in(values["n"], "n", 1, 10**6)
+        records = layered_divergence(values.pop("noise"), **values)
+        emit(records, form, csv_path, render.render_layered_divergence)
+
+    return command(body, options), {
+        "help": "Rényi divergences of the layered quantizers: the error is exactly the target noise.",
+        "epilog": _examples(["rdpcalc divergence layered --noise gauss --sigma 2 --sensitivity 1 --alpha 2 --alpha inf",
+                             "rdpcalc divergence layered --noise irwin-hall --n 10 --sigma 1 --alpha 2"])}
+
+
+def layered_bits_command():
+    options = [Opt("noise", "Target error distribution.", kind=("gauss", "laplace"), default="gauss", panel="Mechanism"),
+               Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
+               Opt("t", "Length t > 0 of the interval the inputs lie in.", default="64", panel="Mechanism"),
+               Opt("n", f"Clients, 1 … {LAYERED_BITS_MAX_N} (n > 1 adds the aggregate mechanisms; gauss).", kind=int,
+                   default=1, panel="Mechanism"),
+               *output_options(), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..layered.tables import layered_bits
+
+        form = _setup(values)
+        csv_path = values.pop("csv")
+        _check_output(csv_path)
+        _int_in(values["n"], "n", 1, LAYERED_BITS_MAX_N)
+        records = layered_bits(values.pop("noise"), **values)
+        emit(records, form, csv_path, render.render_layered_bits)
+
+    return command(body, options), {
+        "help": "Bits per client of the layered quantizers: exact entropies, the paper's bounds, step sizes.",
+        "epilog": _examples(["rdpcalc bits layered --noise gauss --sigma 1 --t 64",
+                             "rdpcalc bits layered --noise gauss --sigma 1 --t 2048 --n 100",
+                             "rdpcalc bits layered --noise laplace --sigma 3 --t 1024 --json"])}
+
+
+# ----------------------------------------------------------------------------- federated runs
+def fl_mechanisms() -> dict[str, type[Mechanism] | None]:
+    """``fl --mechanism`` choices: none (clipped SGD), every registered mechanism with an FL
+    role, and ldp (CorBin's uplinks without the pairing: LDP-FL)."""
+    out: dict[str, type[Mechanism] | None] = {"none": None}
+    out.update({name: cls for name, cls in MECHANISMS.items() if cls.supports("fl")})
+    if "corbin" in MECHANISMS:
+        out["ldp"] = MECHANISMS["corbin"]
+    return out
+
+
+def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
+    """Every FL mechanism's parameters once, by option spelling (``--c`` sets RQM's c, QMGeo's
+    W, CorBin's r): all optional; the chosen mechanism's are passed on."""
+    seen: dict[str, Opt] = {}
+    users: dict[str, list[str]] = {}
+    for name, cls in mechanisms.items():
+        if cls is None or name == "ldp":
+            continue
+        for param in cls.PARAMS:
+            users.setdefault(param.option, []).append(name)
+            seen.setdefault(param.option, from_param(param, "Mechanism parameters", required=False))
+    options = []
+    for spelling, opt in seen.items():
+        aliases = tuple(alias for alias in opt.aliases if alias not in seen)
+        key = "mechanism_" + spelling.lstrip("-").replace("-", "_")
+        options.append(Opt(key, f"({', '.join(users[spelling])}) {opt.help}", kind=opt.kind, option=spelling,
+                           aliases=aliases, deprecated=opt.deprecated, panel="Mechanism parameters", show=opt.show,
+                           metavar=opt.metavar))
+    return options
+
+
+def fl_command():
+    from ..accounting import check_delta
+
+    mechanisms = fl_mechanisms()
+    parameter_options = _fl_parameter_options(mechanisms)
+    options = [
+        Opt("mechanism", "none: clipped SGD; ldp: LDP-FL; corbin: CorBin-FL (pairs); or a mechanism per coordinate.",
+            kind=tuple(mechanisms), default="none", panel="Run"),
+        Opt("rounds", "Rounds, 1 … 10⁶.", kind=int, default=200, panel="Run"),
+        Opt("clients", "Clients the data is split across, 1 … 10⁶.", kind=int, default=100, panel="Run"),
+        Opt("n", "Clients sampled per round, 1 … CLIENTS.", kind=int, default=10, deprecated=("--per-round",),
+            panel="Run"),
+        Opt("lr", "Server learning rate η > 0.", kind=float, default=0.5, panel="Training"),
+        Opt("batch", "Minibatch size per client, 1 … 10⁵.", kind=int, default=32, panel="Training"),
+        Opt("hidden", "Hidden units of the MLP, 1 … 10⁵.", kind=int, default=32, panel="Training"),
+        Opt("clip", "none: the clipping bound of plain clipped SGD; qgauss: its C_q.", kind=str, panel="Training"),
+        Opt("split", "iid, or by label (about two classes per client).", kind=("iid", "label"), default="iid",
+            panel="Data"),
+        Opt("images", "MNIST/EMNIST images (IDX, .gz ok) instead of scikit-learn's digits.", metavar="FILE", panel="Data"),
+        Opt("labels", "The matching labels file (IDX).", metavar="FILE", panel="Data"),
+        Opt("seed", "Seed of the split, sampling and mechanisms.", kind=int, default=0, panel="Run"),
+        Opt("dp_delta", "δ of the run's accounted (ε, δ), in (0, 1).", kind=float, default=1e-5,
+            deprecated=("--delta-target",), panel="Run"),
+        *[opt for opt in parameter_options if opt.option != "--clip"],
+        Opt("out", "Write fl.csv, fl.meta.json, summary.json and fl.png into DIR.", metavar="DIR", panel="Output"),
+        Opt("force", "Overwrite files in --out that rdpcalc did not write.", kind=bool, panel="Output"),
+        Opt("as_json", "Print only the summary as JSON.", kind=bool, option="--json", panel="Output"),
+        Opt("quiet", "No progress bar or hints on stderr.", kind=bool, panel="Output"),
+        MAX_MEMORY,
+    ]
+    by_spelling = {opt.option: opt.name for opt in parameter_options}
+
+    def body(**values) -> None:
+        from ..backend import fl
+
+        as_json = _setup(values) == "json"
+        name = values.pop("mechanism")
+        cls = mechanisms[name]
+        given = {spelling: values.pop(key) for spelling, key in by_spelling.items() if key in values}
+        params = {}
+        if cls is not None:
+            for param in cls.PARAMS:
+                value = given.get(param.option) if param.option != "--clip" else values.get("clip")
+                if value is not None:
+                    params[param.name] = value
+                elif param.required:
+                    raise ParameterError(param.name, f"is required for --mechanism {name}: {param.help}")
+        clip = values.pop("clip")
+        out_dir, force = values.pop("out"), values.pop("force")
+        check_delta(values["dp_delta"])
+        config, federated = fl.setup(mechanism=name, params=params, clip=clip if cls is None else None, **values)
+        if out_dir is not None:
+            check_output_folder(out_dir, fl.FL_FILES, "out", force)
+        with render.progress(f"FL {name}") as progress:
+            result = fl.run(config, federated, progress)
+        summary = result["summary"]
+        if as_json:
+            print(to_json([summary]))
+        sys.stdout.flush()
+        if out_dir is not None:
+            fl.write_run(Path(out_dir), result)
+        if not as_json:
+            render.render_fl(summary, out_dir)
+
+    return command(body, options), {
+        "help": "Federated training on scikit-learn's digits (or local IDX files) with a mechanism per coordinate, "
+                "SecAgg sum and unbiased decoding; loss/accuracy per round and the accounted (ε, δ).",
+        "epilog": _examples(["rdpcalc fl --mechanism none --clip 0.05 --rounds 200 --clients 100 --n 10 --out runs/baseline",
+                             "rdpcalc fl --mechanism rqm --c 0.05 --delta 0.05 --levels 16 --q 0.42 --rounds 200 "
+                             "--clients 100 --n 10 --seed 0 --out runs/rqm",
+                             "rdpcalc fl --mechanism pbm --c 0.05 --theta 0.25 --trials 16 --split label --out runs/pbm"])}
+
+
+# ----------------------------------------------------------------------------- claims, figures, mechanisms
+def claims_command():
+    options = [Opt("paper", "Only this paper's claims.", kind=("rqm", "qgauss", "qmgeo", "corbin", "layered")),
+               *output_options(),
+               Opt("markdown", "Also write a Markdown table to FILE.", metavar="FILE", panel="Output"), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from .. import claims
+
+        form = _setup(values)
+        _check_output(values["csv"])
+        _check_output(values["markdown"], "markdown")
+        _check_distinct({"csv": values["csv"], "markdown": values["markdown"]})
+        with render.progress("claims") as progress:
+            records = claims.evaluate(values["paper"], progress)
+        emit(records, form, values["csv"], render.render_claims,
+             [(values["markdown"], "markdown", lambda: claims.to_markdown(records))])
+
+    return command(body, options), {
+        "help": "Which of the papers' numerical claims hold: each recomputed, with our values and a verdict.",
+        "epilog": _examples(["rdpcalc claims", "rdpcalc claims --paper qmgeo --json",
+                             "rdpcalc claims --markdown figures/claims.md"])}
+
+
+def figures_command():
+    options = [Opt("out", "Folder for the PNG, CSV, meta JSON and README.md files (created if missing).",
+                   default="figures", metavar="DIR"),
+               Opt("force", "Overwrite files in DIR that rdpcalc did not write.", kind=bool),
+               Opt("list_only", "List the figure IDs and exit.", kind=bool, option="--list"),
+               Opt("quiet", "No progress bar or per-figure lines on stderr.", kind=bool), MAX_MEMORY]
+
+    def body(ids: list[str] | None = None, **values) -> None:
+        from ..figures.command import run_figures
+
+        render.QUIET["on"] = bool(values.pop("quiet"))
+        size = values.pop("max_memory")
+        if size is not None:
+            resources.set_budget(resources.parse_size(size, "max_memory"))
+        run_figures(ids or [], values["out"], values["force"], values["list_only"])
+
+    run = command(body, options)
+    import inspect
+
+    signature = inspect.signature(run)
+    ids = inspect.Parameter("ids", inspect.Parameter.KEYWORD_ONLY, annotation=list[str] | None,
+                            default=typer.Argument(None, metavar="[ID ...|all]", help="Figure IDs, or all (see --list)."))
+    run.__signature__ = signature.replace(parameters=[ids, *signature.parameters.values()])
+    return run, {
+        "help": "Regenerate the papers' privacy figures: PNG + CSV (+ meta JSON) each, and an index README.md. Files "
+                "already in DIR are overwritten only if rdpcalc wrote them (DIR/.rdpcalc-written lists them) or with "
+                "--force.",
+        "epilog": _examples(["rdpcalc figures --list", "rdpcalc figures all --out figures",
+                             "rdpcalc figures rqm-fig2-right --out /tmp/figs"])}
+
+
+def mechanisms_command():
+    options = [*output_options("mechanisms")]
+
+    def body(**values) -> None:
+        form = _setup(values)
+        _check_output(values["csv"])
+        records = [mechanism_record(cls) for cls in MECHANISMS.values()]
+        emit(records, form, values["csv"], render.render_mechanisms)
+
+    return command(body, options), {
+        "help": "Every mechanism: its parameters (options, aliases, ranges, defaults), its paper, and the commands it "
+                "supports.",
+        "epilog": _examples(["rdpcalc mechanisms", "rdpcalc mechanisms --json"])}
+
+
+def mechanism_record(cls: type[Mechanism]) -> dict:
+    """One mechanism as a record: name, title, paper, parameters and supported commands."""
+    from ..mechanisms import FEATURES
+
+    parameters = [{"name": param.name, "option": param.option, "aliases": list(param.aliases),
+                   "range": param.range_text().removeprefix("must be "),
+                   "default": None if param.default is None else str(param.default), "help": param.help}
+                  for param in (*cls.PARAMS, *cls.BOUND_PARAMS)]
+    return {"mechanism": cls.name, "title": cls.title, "paper": cls.paper, "parameters": parameters,
+            "bound_parameters": [param.name for param in cls.BOUND_PARAMS],
+            "solvable": list(cls.solvable()), "fl_observer": cls.FL_OBSERVER,
+            "commands": [feature for feature in FEATURES if cls.supports(feature)]}
+
+
+# ----------------------------------------------------------------------------- the application
+ANALYSIS, ACCOUNTING, REPORTS = "Exact analysis", "Accounting", "Reports and runs"
+GROUPS = {
+    "divergence": ("Exact Rényi divergences between worst-case neighbouring inputs.", divergence_command, ANALYSIS),
+    "pmf": ("The single-client output pmf.", pmf_command, ANALYSIS),
+    "bound": ("The papers' bounds beside the exact values.", bound_command, ANALYSIS),
+    "mc": ("Monte Carlo checks of the samplers against the exact pmfs.", mc_command, ANALYSIS),
+    "account": ("(ε, δ) of a whole training run.", account_command, ACCOUNTING),
+    "calibrate": ("Solve for a parameter that meets a target ε.", calibrate_command, ACCOUNTING),
+}
+
+
+def build_app():
+    """The typer application, built from the registered mechanisms (so a mechanism registered
+    before the call appears in every command it supports)."""
+    from .. import __version__
+
+    app = typer.Typer(name="rdpcalc", rich_markup_mode="rich", pretty_exceptions_enable=False, add_completion=True,
+                      context_settings={"help_option_names": ["-h", "--help"]},
+                      help="rdpcalc: exact Rényi-DP accounting for quantization-based federated-learning mechanisms.\n\n"
+                           f"Mechanisms: {', '.join(MECHANISMS)} (see 'rdpcalc mechanisms'), layered, and the "
+                           "reference gaussian and laplace (account, calibrate). Run 'rdpcalc COMMAND MECHANISM --help' "
+                           "for the options and examples of each.")
+
+    def version(value: bool) -> None:
+        if value:
+            print(f"rdpcalc {__version__}")
+            raise typer.Exit()
+
+    @app.callback(invoke_without_command=True)
+    def root(ctx: typer.Context, show_version: bool = typer.Option(False, "--version", callback=version, is_eager=True,
+                                                                    help="Print the version and exit.")) -> None:
+        if ctx.invoked_subcommand is None:
+            print(ctx.get_help())
+
+    subgroups = {}
+    for group, (help_text, factory, panel) in GROUPS.items():
+        sub = typer.Typer(help=help_text, no_args_is_help=False, invoke_without_command=True)
+        sub.callback(invoke_without_command=True)(_group_help)
+        for cls in MECHANISMS.values():
+            if cls.supports(group):
+                function, texts = factory(cls)
+                sub.command(cls.name, **texts)(function)
+        if group in ("account", "calibrate"):
+            for kind in REFERENCES:
+                function, texts = (account_reference_command if group == "account" else calibrate_command)(kind)
+                sub.command(kind, **texts)(function)
+        subgroups[group] = sub
+        app.add_typer(sub, name=group, rich_help_panel=panel)
+    function, texts = layered_divergence_command()
+    subgroups["divergence"].command("layered", **texts)(function)
+    bits = typer.Typer(help="Communication cost in bits.", invoke_without_command=True)
+    bits.callback(invoke_without_command=True)(_group_help)
+    function, texts = layered_bits_command()
+    bits.command("layered", **texts)(function)
+    app.add_typer(bits, name="bits", rich_help_panel=ANALYSIS)
+    for name, factory in (("mechanisms", mechanisms_command), ("claims", claims_command), ("figures", figures_command),
+                          ("fl", fl_command)):
+        function, texts = factory()
+        app.command(name, rich_help_panel=REPORTS, **texts)(function)
+    return app
+
+
+def _group_help(ctx: typer.Context) -> None:
+    """A group without its mechanism prints its help (exit 0)."""
+    if ctx.invoked_subcommand is None:
+        print(ctx.get_help())

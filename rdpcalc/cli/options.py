@@ -1,0 +1,157 @@
+"""The table-driven command builder: options declared as :class:`Opt` rows become a typer
+command; parameter names in errors become the options a user typed.
+
+Every command is a plain function ``body(**values)`` over API keyword names, and a list of
+:class:`Opt`. :func:`command` turns them into a function whose signature typer reads, and
+wraps the body so that
+
+- a deprecated spelling works, with a one-line hint on stderr (``--quiet`` silences it), and
+  giving it beside the new spelling is refused;
+- defaults are applied after parsing, so "not given" can be told from "given the default";
+- a :class:`~rdpcalc.errors.ParameterError` naming an API keyword (``dp_delta``, ``m``) is
+  reported under the option that sets it (``--dp-delta``, ``--levels``), see :func:`option_text`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..mechanisms import Param
+from .render import QUIET
+
+#: API keywords whose option is not ``--`` + the name with dashes
+SPECIAL_OPTIONS = {"alphas": "--alpha", "alpha_ranges": "--alphas", "mechanism": "MECHANISM", "ids": "ID"}
+
+#: the options of the command being run, by API keyword (read by :func:`option_text`)
+_CURRENT: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One option: ``name`` is the keyword the command body receives (the API's), ``option``
+    its spelling (default ``--name``), ``kind`` its click type (``str``, ``int``, ``float``,
+    ``bool`` for a flag, or a tuple of choices), ``default`` applied when it is not given
+    (``show`` overrides how help shows it), ``multiple`` for a repeatable option, ``aliases``
+    documented alternative spellings (a paper's symbol), ``deprecated`` old spellings that
+    still work with a hint, ``panel`` the help section, ``required`` marks it."""
+
+    name: str
+    help: str
+    kind: object = str
+    default: object = None
+    option: str = ""
+    aliases: tuple[str, ...] = ()
+    deprecated: tuple[str, ...] = ()
+    multiple: bool = False
+    required: bool = False
+    panel: str = "Options"
+    metavar: str | None = None
+    show: str | None = None
+    hidden: bool = False
+
+    @property
+    def spelling(self) -> str:
+        return self.option or "--" + self.name.replace("_", "-")
+
+    def described(self) -> str:
+        """The spelling in errors: with its aliases, e.g. ``--levels (--m)``."""
+        return self.spelling + (f" ({', '.join(self.aliases)})" if self.aliases else "")
+
+
+def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
+    """The option of a mechanism's :class:`~rdpcalc.mechanisms.Param` (its converter and range
+    stay with the mechanism: the option passes the text through, integers typed as such)."""
+    kind: object = {"integer": int, "choice": param.choices}.get(param.kind, str)
+    show = None
+    if param.default is not None:
+        show = str(param.default) if not isinstance(param.default, str) else param.default
+    return Opt(param.name, param.help, kind=kind, option=param.option, aliases=param.aliases,
+               deprecated=param.deprecated, panel=panel, show=show,
+               required=param.required if required is None else required,
+               metavar="INTEGER" if kind is int else ("NUMBER" if param.kind == "number" else None))
+
+
+def option_text(name: str) -> str:
+    """How the command line spells the API keyword ``name``."""
+    if name in _CURRENT:
+        return _CURRENT[name]
+    return SPECIAL_OPTIONS.get(name, "--" + name.replace("_", "-"))
+
+
+def with_options(text: str) -> str:
+    """``text`` with each backticked API keyword replaced by its option."""
+    return re.sub(r"`([A-Za-z_][A-Za-z0-9_]*)`", lambda match: option_text(match[1]), text)
+
+
+def hint(text: str) -> None:
+    """A one-line note on stderr, unless ``--quiet``."""
+    if not QUIET["on"]:
+        try:
+            print(f"rdpcalc: note: {text}", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
+
+
+def _click_type(opt: Opt):
+    if isinstance(opt.kind, tuple):
+        annotation = Literal.__getitem__(opt.kind)
+    else:
+        annotation = opt.kind
+    return list[annotation] if opt.multiple else annotation
+
+
+def _parameter(name: str, opt: Opt, spellings: Sequence[str], hidden: bool) -> inspect.Parameter:
+    import typer
+
+    default = False if opt.kind is bool else None
+    if opt.kind is bool:
+        show_default = False
+    else:
+        show_default = opt.show if opt.show is not None else (str(opt.default) if opt.default not in (None, ()) else False)
+    info = typer.Option(default, *spellings, help=opt.help + (" [required]" if opt.required and hidden is False else ""),
+                        rich_help_panel=opt.panel, show_default=show_default, metavar=opt.metavar, hidden=hidden)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
+
+
+def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., None]:
+    """A function typer can turn into a command: its parameters are ``options`` (and a hidden
+    one per deprecated spelling); calling it merges deprecated spellings, applies defaults,
+    checks required options and calls ``body`` with every option by its API keyword."""
+    names = [opt.name for opt in options]
+    if len(set(names)) != len(names):
+        raise ValueError(f"duplicate option names in {names}")
+    parameters, old_spellings = [], {}
+    for opt in options:
+        parameters.append(_parameter(opt.name, opt, [opt.spelling, *opt.aliases], opt.hidden))
+        for index, spelling in enumerate(opt.deprecated):
+            key = f"{opt.name}__deprecated_{index}"
+            old_spellings[key] = (opt, spelling)
+            parameters.append(_parameter(key, opt, [spelling], True))
+
+    def run(**values) -> None:
+        from ..errors import ParameterError
+
+        _CURRENT.clear()
+        _CURRENT.update({opt.name: opt.described() for opt in options})
+        for key, (opt, spelling) in old_spellings.items():
+            value = values.pop(key)
+            if value in (None, False, [], ()):
+                continue
+            if values[opt.name] not in (None, False, [], ()):
+                raise ParameterError(opt.name, f"is given twice, also as {spelling} (deprecated): give it once")
+            hint(f"{spelling} is deprecated; use {opt.spelling}")
+            values[opt.name] = value
+        for opt in options:
+            if values[opt.name] in (None, [], ()):
+                if opt.required:
+                    raise ParameterError(opt.name, f"is required: {opt.help}")
+                values[opt.name] = list(opt.default or ()) if opt.multiple else opt.default
+        body(**values)
+
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return run

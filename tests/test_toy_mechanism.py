@@ -1,0 +1,154 @@
+"""A mechanism registered in one line is picked up by every command.
+
+The toy is a one-trial PBM written from scratch: output 1 with probability ½ + θx/c. Its Rényi
+divergence between the extreme inputs has a closed form, computed here independently of the
+engines, so each command's number is checked, not only its exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+import pytest
+
+from rdpcalc.cli import main
+from rdpcalc.mechanisms import MECHANISMS, Bound, Mechanism, Param, SolveRange, register
+
+
+@dataclass(frozen=True)
+class Toy(Mechanism):
+    """One biased coin: P(1 | x) = ½ + θx/c for x in [−c, c]."""
+
+    c: Fraction
+    theta: Fraction
+
+    name = "toy"
+    title = "Toy coin"
+    paper = "none (a test mechanism)"
+    PARAMS = (
+        Param("c", "number", "input bound c > 0", low=0, low_open=True),
+        Param("theta", "number", "bias θ in (0, 1/2)", low=0, high=Fraction(1, 2), low_open=True, high_open=True,
+              solve=SolveRange(1e-4, 0.49)),
+    )
+    EXAMPLE = {"--c": "1", "--theta": "0.25"}
+    FL_OBSERVER = "server"
+
+    @property
+    def bound(self) -> Fraction:
+        return self.c
+
+    @property
+    def support_size(self) -> int:
+        return 2
+
+    def breakpoints(self):
+        return (-self.c, self.c)
+
+    def pmf(self, x):
+        exact = Fraction(1, 2) + self.theta * Fraction(x) / self.c
+        one = mpmath.mpf(exact.numerator) / exact.denominator
+        return [1 - one, one]
+
+    def output_values(self):
+        return [-self.c / (2 * self.theta), self.c / (2 * self.theta)]
+
+    def bounds(self, alphas, **options):
+        t = mpmath.mpf(self.theta.numerator) / self.theta.denominator
+        return [Bound("D_∞ closed form", math.inf, mpmath.log((1 + 2 * t) / (1 - 2 * t)), "test", "worst", "=")]
+
+
+def coin_divergence(theta: float, alpha: float) -> float:
+    """D_α between Bernoulli(½ + θ) and Bernoulli(½ − θ), by the definition."""
+    p, q = 0.5 + theta, 0.5 - theta
+    if alpha == 1:
+        return p * math.log(p / q) + q * math.log(q / p)
+    return math.log(p**alpha * q ** (1 - alpha) + q**alpha * p ** (1 - alpha)) / (alpha - 1)
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.setitem(MECHANISMS, "toy", Toy)
+    assert register(Toy) is Toy  # registering it again is a no-op
+    return Toy
+
+
+def run_json(capsys, *args) -> list[dict]:
+    capsys.readouterr()
+    assert main([*args, "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def test_register_refuses_a_class_whose_params_are_not_its_fields():
+    @dataclass(frozen=True)
+    class Broken(Toy):
+        extra: int = 1
+
+        name = "broken"
+
+    with pytest.raises(ValueError, match="PARAMS"):
+        register(Broken)
+    assert "broken" not in MECHANISMS
+
+
+def test_toy_supports_every_command(toy):
+    assert all(toy.supports(feature) for feature in ("divergence", "pmf", "bound", "account", "calibrate", "mc", "fl"))
+    assert toy.solvable() == {"theta": SolveRange(1e-4, 0.49)}
+    with pytest.raises(ValueError, match="feature"):
+        toy.supports("teleport")
+
+
+def test_divergence_pmf_and_bound(toy, capsys):
+    records = run_json(capsys, "divergence", "toy", "--c", "2", "--theta", "1/4", "--alpha", "1", "--alpha", "3")
+    for record in records:
+        assert record["divergence"] == pytest.approx(coin_divergence(0.25, record["alpha"]), rel=1e-12)
+        assert {record["x"], record["x_prime"]} == {-2.0, 2.0}
+    pmf = run_json(capsys, "pmf", "toy", "--c", "2", "--theta", "0.25", "--x", "1")
+    assert [row["probability"] for row in pmf] == pytest.approx([0.375, 0.625], rel=1e-15)
+    bound = run_json(capsys, "bound", "toy", "--c", "2", "--theta", "0.25")
+    closed = next(r for r in bound if r["kind"] == "bound")
+    assert closed["holds"] is True and closed["value"] == pytest.approx(math.log(3), rel=1e-14)
+
+
+def test_sum_of_clients_matches_a_direct_convolution(toy, capsys):
+    """n = 2 with the other client at +c: the outputs' sum is a convolution of two coins."""
+    record = run_json(capsys, "divergence", "toy", "--c", "1", "--theta", "0.25", "--n", "2", "--others-plus", "1",
+                      "--neighbours", "pm-c", "--alpha", "2")[0]
+    p = [0.25 * 0.25, 0.25 * 0.75 + 0.75 * 0.25, 0.75 * 0.75]
+    q = [0.75 * 0.25, 0.75 * 0.75 + 0.25 * 0.25, 0.25 * 0.75]
+    direct = max(math.log(sum(a**2 / b for a, b in zip(p, q))), math.log(sum(b**2 / a for a, b in zip(p, q))))
+    assert record["divergence"] == pytest.approx(direct, rel=1e-12)
+
+
+def test_account_and_calibrate(toy, capsys):
+    accounted = run_json(capsys, "account", "toy", "--c", "1", "--theta", "0.25", "--rounds", "10", "--method", "rdp")[0]
+    assert 0 < accounted["epsilon"] < math.inf
+    solved = run_json(capsys, "calibrate", "toy", "--c", "1", "--rounds", "10", "--solve", "theta", "--dp-epsilon",
+                      str(accounted["epsilon"]), "--method", "rdp")[0]
+    assert solved["value"] == pytest.approx(0.25, rel=1e-3)
+    assert solved["epsilon"] <= accounted["epsilon"] * (1 + 1e-9)
+
+
+def test_mc_uses_the_generic_sampler(toy, capsys):
+    record = run_json(capsys, "mc", "toy", "--c", "1", "--theta", "0.25", "--x", "0.5", "--samples", "20000")[0]
+    assert record["samples"] == 20000 and record["p_value"] > 1e-4
+
+
+def test_help_shows_only_the_toy(toy, capsys):
+    assert main(["divergence", "toy", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--theta" in text and "rdpcalc divergence toy --c 1 --theta 0.25" in text
+    assert "--levels" not in text and "--sigma" not in text
+    listed = run_json(capsys, "mechanisms")
+    assert [r["mechanism"] for r in listed][-1] == "toy"
+    assert listed[-1]["solvable"] == ["theta"]
+
+
+def test_fl_runs_the_toy(toy, capsys, tmp_path):
+    summary = run_json(capsys, "fl", "--mechanism", "toy", "--c", "0.05", "--theta", "0.25", "--rounds", "2",
+                       "--clients", "4", "--n", "2", "--hidden", "2")[0]
+    assert summary["mechanism"] == "toy" and summary["rounds"] == 2
+    assert 0 < summary["epsilon"] < math.inf
