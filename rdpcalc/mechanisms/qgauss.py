@@ -39,8 +39,8 @@ class QuantizedGaussian(Mechanism):
 
     name = "qgauss"
     title = "Quantized Gaussian"
-    paper = ("Kang, Liu, He, Zhang, Song & Letaief, \"The Effect of Quantization in Federated Learning: A Rényi "
-             "Differential Privacy Perspective\"")
+    paper = ("Kang, Liu, He, Zhang, Song & Letaief (2024), \"The Effect of Quantization in Federated Learning: A Rényi "
+             "Differential Privacy Perspective\", arXiv:2405.10096")
     #: typical parameters, for the examples in the command-line help
     EXAMPLE = {"--sigma": "1", "--levels": "16", "--clip": "1"}
     PARAMS = (

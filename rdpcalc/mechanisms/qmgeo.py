@@ -57,8 +57,8 @@ class QMGeo(Mechanism):
 
     name = "qmgeo"
     title = "QMGeo (mixed truncated geometric)"
-    paper = ("Wang & Gursoy, \"QMGeo: Differentially Private Federated Learning via Stochastic Quantization with "
-             "Mixed Truncated Geometric Distribution\"")
+    paper = ("Wang & Gursoy (2023), \"QMGeo: Differentially Private Federated Learning via Stochastic Quantization with "
+             "Mixed Truncated Geometric Distribution\", arXiv:2312.05761")
     #: typical parameters, for the examples in the command-line help
     EXAMPLE = {"--levels": "8", "--p": "0.5", "--c": "1"}
     PARAMS = (
