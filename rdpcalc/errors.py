@@ -1,17 +1,20 @@
 """The one error type a user can cause.
 
-Every check of user-supplied values raises :class:`ParameterError`, which names the option
-(spelled as on the command line) and its valid range. The CLI turns it into one line on
-stderr and exit code 2; the Python API lets it propagate (it is a ``ValueError``).
+Every check of user-supplied values raises :class:`ParameterError`, which names the parameter
+by its Python keyword name (``"q"``, ``"x_prime"``, ``"dp_delta"``) and states its valid range;
+a message names other parameters the same way, in backticks (``must be at most `clients` = 10``).
+The Python API lets it propagate (it is a ``ValueError``); the CLI maps the names to its options
+and turns the error into one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
 
 
 class ParameterError(ValueError):
-    """An invalid parameter: ``option`` is its CLI spelling, ``message`` the valid range."""
+    """An invalid parameter: ``parameter`` is its keyword name, ``message`` the valid range;
+    ``str()`` is ``"parameter: message"``."""
 
-    def __init__(self, option: str, message: str):
-        self.option = option
+    def __init__(self, parameter: str, message: str):
+        self.parameter = parameter
         self.message = message
-        super().__init__(f"{option}: {message}")
+        super().__init__(f"{parameter}: {message}")

@@ -1,7 +1,7 @@
 """Exact (rational) parameter values.
 
-Parameters are kept as :class:`fractions.Fraction`: a decimal typed at the command line
-(``--q 0.42``) is then exactly 21/50, grid positions such as B(j) ≤ x are decided without
+Parameters are kept as :class:`fractions.Fraction`: a decimal given as a string
+(``q="0.42"``) is then exactly 21/50, grid positions such as B(j) ≤ x are decided without
 rounding, and the mpmath engine converts to ``mpf`` at whatever precision it runs.
 """
 
@@ -23,45 +23,51 @@ Number = int | float | str | Fraction
 MAX_MAGNITUDE = Fraction(10) ** 300
 
 
-def to_fraction(value: Number, option: str) -> Fraction:
-    """Convert ``value`` (int, float, decimal string or Fraction) to an exact Fraction.
+def to_fraction(value: Number, parameter: str) -> Fraction:
+    """Convert ``value`` (int, float, decimal or rational string, Fraction) to an exact Fraction.
 
     Floats convert exactly (their binary value); strings are read as decimals, so "0.1" is
-    1/10. NaN, infinities and non-numbers raise :class:`ParameterError` naming ``option``.
+    1/10, or as a ratio of two decimals, so "21/50" is 21/50. NaN, infinities and non-numbers raise :class:`ParameterError` naming ``parameter``.
     """
     if isinstance(value, bool):
-        raise ParameterError(option, f"must be a finite number, got {value!r}")
+        raise ParameterError(parameter, f"must be a finite number, got {value!r}")
     if isinstance(value, Rational):
         value = Fraction(value)
         if value and not 1 / MAX_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE:
-            raise ParameterError(option, f"must be 0 or of magnitude within [1e-300, 1e300], got {fmt(value)}")
+            raise ParameterError(parameter, f"must be 0 or of magnitude within [1e-300, 1e300], got {fmt(value)}")
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ParameterError(option, f"must be a finite number, got {value!r}")
-        return to_fraction(Fraction(value), option)
+            raise ParameterError(parameter, f"must be a finite number, got {value!r}")
+        return to_fraction(Fraction(value), parameter)
+    if isinstance(value, str) and "/" in value:
+        numerator, _, denominator = value.partition("/")
+        top, bottom = to_fraction(numerator, parameter), to_fraction(denominator, parameter)
+        if bottom == 0:
+            raise ParameterError(parameter, f"must be a finite number, got {value!r} (division by zero)")
+        return to_fraction(top / bottom, parameter)
     if isinstance(value, str):
         try:
             decimal = Decimal(value.strip())
         except InvalidOperation:
-            raise ParameterError(option, f"must be a finite number, got {value!r}") from None
+            raise ParameterError(parameter, f"must be a finite number, got {value!r}") from None
         if not decimal.is_finite():
-            raise ParameterError(option, f"must be a finite number, got {value!r}")
+            raise ParameterError(parameter, f"must be a finite number, got {value!r}")
         if decimal and abs(decimal.adjusted()) > 300:  # cheap first: "1e999999999" is never made a Fraction
-            raise ParameterError(option, f"must be 0 or of magnitude within [1e-300, 1e300], got {value!r}")
-        return to_fraction(Fraction(decimal), option)
-    raise ParameterError(option, f"must be a finite number, got {value!r}")
+            raise ParameterError(parameter, f"must be 0 or of magnitude within [1e-300, 1e300], got {value!r}")
+        return to_fraction(Fraction(decimal), parameter)
+    raise ParameterError(parameter, f"must be a finite number, got {value!r}")
 
 
-def to_int(value: int | str, option: str) -> int:
+def to_int(value: int | str, parameter: str) -> int:
     """Convert ``value`` to an int; a non-integral value raises :class:`ParameterError`."""
     if isinstance(value, bool):
-        raise ParameterError(option, f"must be an integer, got {value!r}")
+        raise ParameterError(parameter, f"must be an integer, got {value!r}")
     if isinstance(value, int):
         return value
-    fraction = to_fraction(value, option)
+    fraction = to_fraction(value, parameter)
     if fraction.denominator != 1:
-        raise ParameterError(option, f"must be an integer, got {value!r}")
+        raise ParameterError(parameter, f"must be an integer, got {value!r}")
     return int(fraction)
 
 
@@ -74,20 +80,20 @@ def fmt(value: Fraction) -> str:
         return f"{Decimal(value.numerator) / Decimal(value.denominator):.10g}"
 
 
-def positive(value: Number, option: str) -> Fraction:
+def positive(value: Number, parameter: str) -> Fraction:
     """``value`` as a Fraction that must be > 0."""
-    result = to_fraction(value, option)
+    result = to_fraction(value, parameter)
     if result <= 0:
-        raise ParameterError(option, f"must be > 0, got {fmt(result)}")
+        raise ParameterError(parameter, f"must be > 0, got {fmt(result)}")
     return result
 
 
-def open_unit(value: Number, option: str, upper: Fraction | int) -> Fraction:
+def open_unit(value: Number, parameter: str, upper: Fraction | int) -> Fraction:
     """``value`` as a Fraction in the open interval (0, upper)."""
-    result = to_fraction(value, option)
+    result = to_fraction(value, parameter)
     if not 0 < result < upper:
         raise ParameterError(
-            option, f"must lie in the open interval (0, {fmt(Fraction(upper))}), got {fmt(result)}"
+            parameter, f"must lie in the open interval (0, {fmt(Fraction(upper))}), got {fmt(result)}"
         )
     return result
 

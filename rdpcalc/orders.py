@@ -17,8 +17,8 @@ MAX_ORDER = 1e15
 MAX_COUNT = 100_000
 
 
-def parse_alpha(text: str | float, option: str = "--alpha") -> float:
-    """One order: a number ≥ 1 (1 means KL) or ``inf``."""
+def parse_alpha(text: str | float, parameter: str = "alphas") -> float:
+    """One order: a number ≥ 1 (1 means KL) or ``inf``; ``parameter`` names it in the error."""
     if isinstance(text, str):
         word = text.strip().lower()
         if word in ("inf", "infinity", "∞", "+inf"):
@@ -26,28 +26,28 @@ def parse_alpha(text: str | float, option: str = "--alpha") -> float:
         try:
             value = float(word)
         except ValueError:
-            raise ParameterError(option, f"must be a number ≥ 1 or 'inf', got {text!r}") from None
+            raise ParameterError(parameter, f"must be a number ≥ 1 or 'inf', got {text!r}") from None
     else:
         value = float(text)
     if value != value or value < 1 or MAX_ORDER < value < math.inf:
-        raise ParameterError(option, f"must be a number in [1, {MAX_ORDER:g}] or 'inf', got {text!r}")
+        raise ParameterError(parameter, f"must be a number in [1, {MAX_ORDER:g}] or 'inf', got {text!r}")
     return value
 
 
 def parse_alpha_range(text: str) -> list[float]:
     """``START:STOP:COUNT[:log|lin]`` → COUNT orders from START to STOP inclusive, log spaced
-    by default (1 < START < STOP < ∞)."""
+    by default (1 < START < STOP < ∞); an error names ``alpha_ranges``."""
     parts = text.split(":")
     usage = f"must be START:STOP:COUNT[:log|lin] with 1 ≤ START < STOP finite and 2 ≤ COUNT ≤ {MAX_COUNT}, got {text!r}"
     if len(parts) not in (3, 4):
-        raise ParameterError("--alphas", usage)
+        raise ParameterError("alpha_ranges", usage)
     spacing = parts[3].strip().lower() if len(parts) == 4 else "log"
     try:
         start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
     except ValueError:
-        raise ParameterError("--alphas", usage) from None
+        raise ParameterError("alpha_ranges", usage) from None
     if spacing not in ("log", "lin") or not (1 <= start < stop <= MAX_ORDER) or not 2 <= count <= MAX_COUNT:
-        raise ParameterError("--alphas", usage)
+        raise ParameterError("alpha_ranges", usage)
     if spacing == "log":
         values = np.geomspace(start, stop, count)
     else:

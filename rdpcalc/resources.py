@@ -2,9 +2,9 @@
 
 Every computation whose memory grows with its parameters (sums of many clients, long pmfs,
 grids of inputs, many orders, Monte Carlo batches, data files) estimates its peak first and
-calls :func:`require`. Beyond the budget it raises :class:`ParameterError` naming the option
+calls :func:`require`. Beyond the budget it raises :class:`ParameterError` naming the parameter
 that drives the cost, with the estimate, so the CLI exits 2 before any work. The budget is
-``--max-memory`` on the command line (or ``RDPCALC_MAX_MEMORY``), by default half of the
+``max_memory`` (:func:`set_budget`; or ``RDPCALC_MAX_MEMORY``), by default half of the
 machine's physical memory.
 """
 
@@ -34,17 +34,17 @@ def physical_memory() -> int:
         return 8 * 2**30
 
 
-def parse_size(text: str, option: str = "--max-memory") -> int:
+def parse_size(text: str, parameter: str = "max_memory") -> int:
     """Bytes from ``"4G"``, ``"500MB"``, ``"1.5GiB"``, ``"25%"`` (of physical memory) or a
-    plain number of bytes; units are binary (1G = 2³⁰ bytes)."""
+    plain number of bytes; units are binary (1G = 2³⁰ bytes). ``parameter`` names it in the error."""
     match = _SIZE.match(str(text))
     unit = match.group(2).upper() if match else None
     if match is None or (unit != "%" and unit not in _UNITS):
-        raise ParameterError(option, f"must be a size such as 4G, 512M or 25% (of memory), got {text!r}")
+        raise ParameterError(parameter, f"must be a size such as 4G, 512M or 25% (of memory), got {text!r}")
     value = float(match.group(1))
     size = value / 100 * physical_memory() if unit == "%" else value * _UNITS[unit]
     if not 2**20 <= size <= 2**50:
-        raise ParameterError(option, f"must be between 1M and 1024T, got {text!r}")
+        raise ParameterError(parameter, f"must be between 1M and 1024T, got {text!r}")
     return int(size)
 
 
@@ -78,7 +78,7 @@ def budget_of(size: int | None):
 
 @contextmanager
 def restored():
-    """The budget as it was before the block, after it (a command's --max-memory lasts for the
+    """The budget as it was before the block, after it (a command's ``max_memory`` lasts for the
     command only)."""
     with budget_of(_budget):
         yield
@@ -92,13 +92,13 @@ def format_size(size: float) -> str:
     return f"{size:.0f} B"
 
 
-def require(estimate: float, option: str, what: str) -> None:
+def require(estimate: float, parameter: str, what: str) -> None:
     """Refuse a computation whose estimated peak memory ``estimate`` (bytes) exceeds the budget.
 
-    ``option`` is the command-line option that drives the cost (the one to lower); ``what``
+    ``parameter`` is the parameter that drives the cost (the one to lower); ``what``
     says what was estimated, e.g. ``"the sum of 100000 clients with 4096 trials"``.
     """
     limit = budget()
     if estimate > limit:
-        raise ParameterError(option, f"{what} needs about {format_size(estimate)} of memory, over the budget of "
-                                     f"{format_size(limit)} (raise --max-memory, or make {option} smaller)")
+        raise ParameterError(parameter, f"{what} needs about {format_size(estimate)} of memory, over the budget of "
+                                        f"{format_size(limit)} (raise `max_memory`, or make `{parameter}` smaller)")

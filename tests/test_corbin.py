@@ -172,13 +172,13 @@ def test_theorem_3_and_4_reference_values():
     assert values["Theorem 4: θ, as printed"] == pytest.approx(0.2, rel=1e-12)
 
 
-@pytest.mark.parametrize("kwargs, option", [({"eps_p": 0}, "--eps-p"), ({"eps_p": 1, "alpha_p": 2}, "--eps-p"),
-                                            ({"alpha_p": 1}, "--alpha-p"), ({"eps_p": 1, "r": 0}, "--r"),
-                                            ({"eps_p": 1, "d": -1}, "--d"), ({"eps_p": 1, "view": "pair"}, "--view")])
-def test_invalid_parameters(kwargs, option):
+@pytest.mark.parametrize("kwargs, parameter", [({"eps_p": 0}, "eps_p"), ({"eps_p": 1, "alpha_p": 2}, "eps_p"),
+                                               ({"alpha_p": 1}, "alpha_p"), ({"eps_p": 1, "r": 0}, "r"),
+                                               ({"eps_p": 1, "d": -1}, "d"), ({"eps_p": 1, "view": "pair"}, "view")])
+def test_invalid_parameters(kwargs, parameter):
     with pytest.raises(ParameterError) as info:
         CorBin(**kwargs)
-    assert info.value.option == option
+    assert info.value.parameter == parameter
 
 
 def test_joint_worst_case_limits_d():

@@ -50,11 +50,11 @@ def test_secagg_sum_against_fraction_convolution():
 
 
 @pytest.mark.parametrize(
-    "kwargs, option",
-    [({"c": 0, "theta": 0.25, "trials": 16}, "--c"), ({"c": 1, "theta": 0.5, "trials": 16}, "--theta"),
-     ({"c": 1, "theta": 0, "trials": 16}, "--theta"), ({"c": 1, "theta": 0.25, "trials": 0}, "--trials")],
+    "kwargs, parameter",
+    [({"c": 0, "theta": 0.25, "trials": 16}, "c"), ({"c": 1, "theta": 0.5, "trials": 16}, "theta"),
+     ({"c": 1, "theta": 0, "trials": 16}, "theta"), ({"c": 1, "theta": 0.25, "trials": 0}, "trials")],
 )
-def test_invalid_parameters(kwargs, option):
+def test_invalid_parameters(kwargs, parameter):
     with pytest.raises(ParameterError) as info:
         PBM(**kwargs)
-    assert info.value.option == option
+    assert info.value.parameter == parameter

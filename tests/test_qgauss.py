@@ -154,13 +154,13 @@ def test_monte_carlo_sampler_matches_pmf(x, sigma, k):
     assert chi_square_p_value(samples, wrong) < 1e-6
 
 
-@pytest.mark.parametrize("kwargs, option", [({"sigma": 0, "k": 4, "clip": 1}, "--sigma"),
-                                            ({"sigma": 1, "k": 1, "clip": 1}, "--k"),
-                                            ({"sigma": 1, "k": 4, "clip": -1}, "--clip")])
-def test_invalid_parameters(kwargs, option):
+@pytest.mark.parametrize("kwargs, parameter", [({"sigma": 0, "k": 4, "clip": 1}, "sigma"),
+                                               ({"sigma": 1, "k": 1, "clip": 1}, "k"),
+                                               ({"sigma": 1, "k": 4, "clip": -1}, "clip")])
+def test_invalid_parameters(kwargs, parameter):
     with pytest.raises(ParameterError) as info:
         QG(**kwargs)
-    assert info.value.option == option
+    assert info.value.parameter == parameter
 
 
 def test_input_range_is_half_the_clip():

@@ -208,10 +208,10 @@ def test_monte_carlo_sampler_matches_pmf(orientation, w, R, p):
     assert chi_square_p_value(samples, pmf(other, F(str(w)))) < 1e-6  # the other reading is rejected
 
 
-@pytest.mark.parametrize("kwargs, option", [({"R": 1, "p": 0.5, "w_max": 1}, "--R"), ({"R": 8, "p": 0, "w_max": 1}, "--p"),
-                                            ({"R": 8, "p": 1.5, "w_max": 1}, "--p"), ({"R": 8, "p": 0.5, "w_max": 0}, "--w-max"),
-                                            ({"R": 8, "p": 0.5, "w_max": 1, "orientation": "X"}, "--orientation")])
-def test_invalid_parameters(kwargs, option):
+@pytest.mark.parametrize("kwargs, parameter", [({"R": 1, "p": 0.5, "w_max": 1}, "R"), ({"R": 8, "p": 0, "w_max": 1}, "p"),
+                                               ({"R": 8, "p": 1.5, "w_max": 1}, "p"), ({"R": 8, "p": 0.5, "w_max": 0}, "w_max"),
+                                               ({"R": 8, "p": 0.5, "w_max": 1, "orientation": "X"}, "orientation")])
+def test_invalid_parameters(kwargs, parameter):
     with pytest.raises(ParameterError) as info:
         QMGeo(**kwargs)
-    assert info.value.option == option
+    assert info.value.parameter == parameter

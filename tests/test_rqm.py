@@ -164,16 +164,16 @@ def test_paper_pairs_reference_table(ratio, q):
 
 
 @pytest.mark.parametrize(
-    "kwargs, option",
-    [({"c": -1, "delta": 1, "m": 4, "q": 0.5}, "--c"), ({"c": 1, "delta": 0, "m": 4, "q": 0.5}, "--delta"),
-     ({"c": 1, "delta": 1, "m": 1, "q": 0.5}, "--m"), ({"c": 1, "delta": 1, "m": 2.5, "q": 0.5}, "--m"),
-     ({"c": 1, "delta": 1, "m": 4, "q": 1}, "--q"), ({"c": 1, "delta": 1, "m": 4, "q": 0}, "--q"),
-     ({"c": float("nan"), "delta": 1, "m": 4, "q": 0.5}, "--c"), ({"c": "1e999999", "delta": 1, "m": 4, "q": 0.5}, "--c")],
+    "kwargs, parameter",
+    [({"c": -1, "delta": 1, "m": 4, "q": 0.5}, "c"), ({"c": 1, "delta": 0, "m": 4, "q": 0.5}, "delta"),
+     ({"c": 1, "delta": 1, "m": 1, "q": 0.5}, "m"), ({"c": 1, "delta": 1, "m": 2.5, "q": 0.5}, "m"),
+     ({"c": 1, "delta": 1, "m": 4, "q": 1}, "q"), ({"c": 1, "delta": 1, "m": 4, "q": 0}, "q"),
+     ({"c": float("nan"), "delta": 1, "m": 4, "q": 0.5}, "c"), ({"c": "1e999999", "delta": 1, "m": 4, "q": 0.5}, "c")],
 )
-def test_invalid_parameters_name_the_option(kwargs, option):
+def test_invalid_parameters_name_the_parameter(kwargs, parameter):
     with pytest.raises(ParameterError) as info:
         RQM(**kwargs)
-    assert info.value.option == option
+    assert info.value.parameter == parameter
 
 
 def test_input_outside_range_is_refused():
