@@ -59,7 +59,7 @@ class Accountant:
     def __init__(self, method: str = "pld", discretization: float = pldlib.DISCRETIZATION):
         if method not in METHODS:
             raise ParameterError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
-        pldlib.check_discretization(discretization, "discretization")
+        pldlib.check_discretization(discretization)
         self.method = method
         self.discretization = float(discretization)
         self.ledger: list[tuple[str, int]] = []
@@ -164,7 +164,7 @@ class GaussianEvent(DpEvent):
                 raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
         if not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
             raise ParameterError("sample_rate", f"must lie in (0, 1], got {sample_rate!r}")
-        _check_ratio(float(sensitivity), float(sigma), "--sensitivity", "--sigma", "Δ/σ", MAX_GAUSSIAN_RATIO,
+        _check_ratio(float(sensitivity), float(sigma), "sensitivity", "sigma", "Δ/σ", MAX_GAUSSIAN_RATIO,
                      "α(Δ/σ)²/2 at α ≤ 10⁴")
         self.sigma, self.sensitivity, self.sample_rate = float(sigma), float(sensitivity), float(sample_rate)
 
@@ -220,7 +220,7 @@ class LaplaceEvent(DpEvent):
         for label, value in (("scale", scale), ("sensitivity", sensitivity)):
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
-        _check_ratio(float(sensitivity), float(scale), "--sensitivity", "--scale", "Δ/b", MAX_LAPLACE_RATIO,
+        _check_ratio(float(sensitivity), float(scale), "sensitivity", "scale", "Δ/b", MAX_LAPLACE_RATIO,
                      "ε = Δ/b")
         self.scale, self.sensitivity = float(scale), float(sensitivity)
 
@@ -245,13 +245,13 @@ MAX_GAUSSIAN_RATIO = 1e150
 MAX_LAPLACE_RATIO = 1e300
 
 
-def _check_ratio(sensitivity: float, noise: float, sensitivity_option: str, noise_option: str, name: str,
+def _check_ratio(sensitivity: float, noise: float, sensitivity_parameter: str, noise_parameter: str, name: str,
                  limit: float, what: str) -> None:
     """:class:`ParameterError` unless 1/limit ≤ sensitivity/noise ≤ limit (where ``what`` stays
-    within float64 and above 0), naming the option of the two further from 1 (the extreme one)."""
+    within float64 and above 0), naming the parameter of the two further from 1 (the extreme one)."""
     log_ratio = math.log10(sensitivity) - math.log10(noise)
     if abs(log_ratio) > math.log10(limit):
-        extreme = sensitivity_option if abs(math.log10(sensitivity)) >= abs(math.log10(noise)) else noise_option
+        extreme = sensitivity_parameter if abs(math.log10(sensitivity)) >= abs(math.log10(noise)) else noise_parameter
         raise ParameterError(extreme, f"{name} must lie within [{1 / limit:.0e}, {limit:.0e}] ({what} stays a float), "
                                       f"got {10 ** (log_ratio % 1):.3g}e{math.floor(log_ratio):+d}")
 
@@ -303,7 +303,7 @@ class MechanismEvent(DpEvent):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParameterError(label, f"must be an integer ≥ 1, got {value!r}")
         if n > clients:
-            raise ParameterError("n", f"must be at most clients = {clients} (n of N clients are sampled), got {n}")
+            raise ParameterError("n", f"must be at most `clients` = {clients} (n of N clients are sampled), got {n}")
         if observer not in acc.OBSERVERS:
             raise ParameterError("observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
         if per_round not in PER_ROUND:
@@ -344,13 +344,13 @@ class MechanismEvent(DpEvent):
         from . import dominating
 
         if self.amplified and self.relation == "replace-one":
-            raise ParameterError("--method", "pld: the observer does not know the sample and no PLD amplification "
-                                             "bound for sampling without replacement is implemented; use --method rdp")
+            raise ParameterError("method", "pld: the observer does not know the sample and no PLD amplification "
+                                           "bound for sampling without replacement is implemented; use `method` rdp")
         key = ("pld", discretization)
         if key not in self._cache:
             if self.relation == "add-remove":
                 if self.per_round != "certified":
-                    raise ParameterError("--per-round", "found: add/remove is accounted with the certified family only")
+                    raise ParameterError("per_round", "found: add/remove is accounted with the certified family only")
                 _check_searchable(self.mechanism, 1 if self.amplified else self.n)  # (Poisson: J is capped)
                 others = self.clients - 1 if self.amplified else self.n - 1
                 self._cache[key] = dominating.add_remove_pld(self.mechanism, others,
@@ -384,8 +384,8 @@ def _add_remove_curve(mechanism, sampled: bool):
     with mpmath.workdps(30):
         reaches = any(any(p > 0 for p in mechanism.pmf(x)[1:]) for x in mechanism.breakpoints())
     if not reaches:
-        raise ParameterError("--relation", "add-remove: every input's output is 0, so client 1's presence changes "
-                                           "nothing; account it with replace-one")
+        raise ParameterError("relation", "add-remove: every input's output is 0, so client 1's presence changes "
+                                         "nothing; account it with replace-one")
     orders = np.array([*acc.ORDERS, math.inf])
     text = ("+∞ at every order: the sum with the client reaches outputs the sum without it cannot (support mismatch)"
             + (", and Poisson sampling keeps them" if sampled else ""))
@@ -397,23 +397,23 @@ def check_relation(relation: str, observer: str, sampling: str, sampled: bool) -
     sampling goes with add/remove, sampling without replacement with replace-one (``sampled``:
     n < N), and a client's own message (``local``) is sent or not."""
     if relation == "add-remove" and observer == "local":
-        raise ParameterError("--relation", "add-remove: the local observer sees a client's own message, which is sent "
-                                           "or not (ε = +∞); use replace-one, or the server/release observer")
+        raise ParameterError("relation", "add-remove: the local observer sees a client's own message, which is sent "
+                                         "or not (ε = +∞); use replace-one, or the server/release observer")
     if sampled and relation == "add-remove" and sampling != "poisson":
-        raise ParameterError("--relation", "add-remove: a client is absent or present by Poisson sampling "
-                                           "(--sampling poisson); sampling without replacement goes with replace-one")
+        raise ParameterError("relation", "add-remove: a client is absent or present by Poisson sampling "
+                                         "(`sampling` poisson); sampling without replacement goes with replace-one")
     if sampled and relation == "replace-one" and sampling == "poisson":
-        raise ParameterError("--sampling", "poisson samples add/remove neighbours, and these curves are replace-one "
-                                           "(one client's input changes): use --relation add-remove, or "
-                                           "without-replacement")
+        raise ParameterError("sampling", "poisson samples add/remove neighbours, and these curves are replace-one "
+                                         "(one client's input changes): use `relation` add-remove, or "
+                                         "without-replacement")
 
 
 def _check_searchable(mechanism, clients_in_sum: int) -> None:
     from . import api, worstcase
 
     if clients_in_sum > worstcase.SEARCH_MAX_N:
-        raise ParameterError("--n", f"the worst case of a SecAgg sum is searched and certified up to n = "
-                                    f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
+        raise ParameterError("n", f"the worst case of a SecAgg sum is searched and certified up to n = "
+                                  f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
     api.check_distribution(mechanism)
 
 
@@ -432,7 +432,7 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     from .numerics import make_engine
 
     if per_round not in PER_ROUND:
-        raise ParameterError("--per-round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
+        raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
     clients_in_sum = 1 if observer == "local" else n
     orders = [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
     if clients_in_sum > 1:

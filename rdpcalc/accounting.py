@@ -171,7 +171,7 @@ def amplify(curve: RdpCurve, rate: float, sampling: str, orders=INTEGER_ORDERS) 
         elif sampling == "without-replacement":
             values.append(_wang_balle_kasiviswanathan(base, a, rate, eps_inf))
         else:
-            raise ParameterError("--sampling", f"must be one of {', '.join(SAMPLING)}, got {sampling!r}")
+            raise ParameterError("sampling", f"must be one of {', '.join(SAMPLING)}, got {sampling!r}")
     amplified = dict(zip(np.asarray(orders, dtype=float), np.minimum(values, [base[int(a)] for a in orders])))
     every = np.array(sorted(set(amplified) | set(curve.orders.tolist())))
     return RdpCurve(every, np.array([amplified[a] if a in amplified else curve.at(a) for a in every]))
@@ -227,9 +227,10 @@ def delta_at(curve: RdpCurve, eps: float) -> tuple[float, float | None]:
     return (min(1.0, math.exp(best)) if math.isfinite(best) else 1.0), order
 
 
-def check_delta(delta: float, option: str = "--delta-target") -> float:
+def check_delta(delta: float, parameter: str = "dp_delta") -> float:
+    """δ of (ε, δ) as a float, in the open interval (0, 1); ``parameter`` names it in the error."""
     if not (isinstance(delta, int | float) and 0 < delta < 1):
-        raise ParameterError(option, f"must lie in the open interval (0, 1), got {delta!r}")
+        raise ParameterError(parameter, f"must lie in the open interval (0, 1), got {delta!r}")
     return float(delta)
 
 

@@ -216,9 +216,9 @@ def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: floa
     The remove and add directions are composed separately (the neighbouring datasets, and so
     the direction, are the same in every round)."""
     if mechanism.OTHERS_FAMILY not in ("affine", "relaxed"):
-        raise ParameterError("--relation", f"add-remove: the pmf of {mechanism.name} is not affine between its "
-                                           "breakpoints, so no argument puts client 1's worst input (present against "
-                                           "absent) at a breakpoint; use replace-one")
+        raise ParameterError("relation", f"add-remove: the pmf of {mechanism.name} is not affine between its "
+                                         "breakpoints, so no argument puts client 1's worst input (present against "
+                                         "absent) at a breakpoint; use replace-one")
     engine = FastEngine()
     points = list(mechanism.breakpoints())
     clients = [engine.client(mechanism, p) for p in points]
@@ -253,9 +253,9 @@ def _check_relaxed_cost(mechanism, js: list[int]) -> None:
     trials = mechanism.trials
     members = sum((trials + 1) * (j * trials + 1) for j in js)
     if members > ADD_REMOVE_RELAXED_BUDGET:
-        raise ParameterError("--relation", f"add-remove for PBM evaluates (trials + 1)·(J·trials + 1) pairs for J others "
-                                           f"at J = {', '.join(map(str, js))}: {members} in all, above the budget of "
-                                           f"{ADD_REMOVE_RELAXED_BUDGET}; use fewer clients or trials, or replace-one")
+        raise ParameterError("relation", f"add-remove for PBM evaluates (trials + 1)·(J·trials + 1) pairs for J others "
+                                         f"at J = {', '.join(map(str, js))}: {members} in all, above the budget of "
+                                         f"{ADD_REMOVE_RELAXED_BUDGET}; use fewer clients or trials, or replace-one")
 
 
 def _others_grid(others: int, rate: float) -> list[int]:

@@ -73,10 +73,10 @@ STAGE_COPIES = 16
 TAIL_MASS_TRUNCATION = 1e-15
 
 
-def check_discretization(value, option: str = "--discretization") -> float:
+def check_discretization(value) -> float:
     """A grid step in [1e−6, 0.1] nats (finer grids cost memory and time without changing ε)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 1e-6 <= value <= 0.1:
-        raise ParameterError(option, f"must lie in [1e-06, 0.1] (nats), got {value!r}")
+        raise ParameterError("discretization", f"must lie in [1e-06, 0.1] (nats), got {value!r}")
     return float(value)
 
 
