@@ -1,14 +1,30 @@
 """rdpcalc: exact Rényi-DP accounting for quantization-based federated-learning mechanisms.
 
-The Python API lives in :mod:`rdpcalc.api`; the command line (``rdpcalc``) is a thin layer
-over it.
+The Python API, by module:
+
+- :mod:`rdpcalc.queries`: :func:`make_mechanism`, :func:`divergence`, :func:`pmf`, :func:`moments`;
+- :mod:`rdpcalc.bounds`: :func:`bound`, the papers' closed forms checked against exact values;
+- :mod:`rdpcalc.runs`: whole training runs, :func:`account`, :func:`account_run`,
+  :func:`account_reference`, :func:`account_reference_run`, :func:`calibrate`;
+- :mod:`rdpcalc.layered.tables`: :func:`layered_divergence`, :func:`layered_bits`;
+- :mod:`rdpcalc.accountant`: the :class:`Accountant` and its events.
+
+Every function takes its parameters by keyword and returns records (dicts of Python values);
+an invalid parameter raises :class:`ParameterError` naming its keyword. The command line
+(``rdpcalc``) is a layer over these functions.
 """
 
-from .accountant import Accountant, GaussianEvent, LaplaceEvent, MechanismEvent, PairEvent
-from .api import bound, divergence, make_mechanism, moments, pmf
+from .accountant import Accountant, DpEvent, GaussianEvent, LaplaceEvent, MechanismEvent, PairEvent
+from .bounds import bound
 from .errors import ParameterError
+from .layered.tables import layered_bits, layered_divergence
+from .mechanisms import MECHANISMS, Mechanism
+from .queries import divergence, make_mechanism, moments, pmf
+from .runs import AccountedRun, account, account_reference, account_reference_run, account_run, calibrate, solvable
 
 __version__ = "0.1.0"
 
-__all__ = ["Accountant", "GaussianEvent", "LaplaceEvent", "MechanismEvent", "PairEvent", "ParameterError", "bound",
-           "divergence", "make_mechanism", "moments", "pmf", "__version__"]
+__all__ = ["MECHANISMS", "AccountedRun", "Accountant", "DpEvent", "GaussianEvent", "LaplaceEvent", "Mechanism",
+           "MechanismEvent", "PairEvent", "ParameterError", "__version__", "account", "account_reference",
+           "account_reference_run", "account_run", "bound", "calibrate", "divergence", "layered_bits",
+           "layered_divergence", "make_mechanism", "moments", "pmf", "solvable"]

@@ -1,0 +1,230 @@
+"""Single-mechanism queries: build a mechanism, its Rényi divergences between neighbouring
+inputs, its output pmf and the moments of its decoded output.
+
+Every function returns *records*: flat dicts with the mechanism, its parameters and the numbers,
+ready for a table, JSON or CSV; every value is a Python ``float``, ``int``, ``bool``, ``str`` or
+``None`` (lists of them for ``others``), and +∞ is ``math.inf``.
+
+>>> import rdpcalc
+>>> mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+>>> [round(r["divergence"], 6) for r in rdpcalc.divergence(mech, alphas=[2, 10])]
+[5.063546, 5.368399]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+import mpmath
+
+from . import resources
+from .errors import ParameterError
+from .exactnum import to_fraction
+from .mechanisms import MECHANISMS, Mechanism
+from .mechanisms.base import exact_pmf
+from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs
+from .numerics import make_engine
+from .orders import collect_alphas
+from .worstcase import EXHAUSTIVE_BUDGET, Cost
+
+
+def make_mechanism(name: str, **params) -> Mechanism:
+    """The mechanism called ``name`` with the given parameters (keywords: the papers' symbols).
+
+    Parameters:
+        name: one of :data:`rdpcalc.MECHANISMS` (``rqm``, ``pbm``, ``qgauss``, ``qmgeo``, ``corbin``).
+        params: the mechanism's parameters, e.g. ``c``, ``delta``, ``m``, ``q`` for RQM; numbers
+            may be given as ints, floats, decimal strings or Fractions (strings are read exactly).
+
+    A value of None is the same as leaving the parameter out. :class:`~rdpcalc.ParameterError`
+    names ``mechanism`` for an unknown name, else the parameter that is missing, unknown or out
+    of range."""
+    if name not in MECHANISMS:
+        raise ParameterError("mechanism", f"must be one of {', '.join(MECHANISMS)}, got {name!r}")
+    cls = MECHANISMS[name]
+    unknown = sorted(set(params) - {param.name for param in cls.PARAMS})
+    if unknown:
+        raise ParameterError(unknown[0], f"is not a parameter of {name}")
+    missing = [param for param in cls.PARAMS if param.required and params.get(param.name) is None]
+    if missing:
+        raise ParameterError(missing[0].name, f"is required for {name}: {missing[0].range_text()}")
+    return cls(**{key: value for key, value in params.items() if value is not None})
+
+
+def divergence(
+    mechanism: Mechanism,
+    *,
+    n: int = 1,
+    alphas: Sequence[float | str] | None = None,
+    alpha_ranges: Sequence[str] = (),
+    neighbours: str = "worst",
+    others_plus: int | None = None,
+    x=None,
+    x_prime=None,
+    seed: int = 0,
+    grid: int | None = None,
+    margin=None,
+    budget: int = EXHAUSTIVE_BUDGET,
+    engine: str = "fast",
+    dps: int = 50,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict]:
+    """Rényi divergences D_α(P ‖ Q) = log Σ_y P(y)^α Q(y)^(1−α) / (α − 1) (Mironov 2017, "Rényi
+    Differential Privacy", arXiv:1702.07476; KL at α = 1, max log P/Q at ∞) of the SecAgg
+    sum of ``n`` clients between neighbouring inputs: client 1 at x against x′, the others fixed.
+
+    Parameters:
+        mechanism: a mechanism (:func:`make_mechanism`).
+        n: clients in the SecAgg sum, ≥ 1.
+        alphas: orders, numbers ≥ 1 or "inf"; ``alpha_ranges``: "START:STOP:COUNT[:log|lin]"
+            strings. Neither given: 1, 2, 10, ∞.
+        neighbours: ``worst`` (the maximum over client 1's pair and the others' inputs, searched
+            and certified; see :mod:`rdpcalc.worstcase`), ``pm-c`` (client 1 at ±b, the others at
+            ±b, maximised over their number k at +b) or ``paper`` (b against −b, k drawn at
+            random with ``seed``).
+        others_plus: k, the number of other clients at +b (the rest at −b), in [0, n − 1].
+        x, x_prime: client 1's pair (both or neither).
+        grid: one client only: search all pairs of ``grid`` equally spaced inputs (2 … 2001)
+            instead of the breakpoints. ``margin``: one client only, mechanisms whose pmf jumps at
+            its levels (QMGeo): the inputs kept ``margin``·Δ away from the levels.
+        budget: the multisets of others the worst-case search enumerates exhaustively.
+        engine: ``fast`` (float64, log domain) or ``exact`` (MPFR at ``dps`` digits).
+        progress: called as ``progress(done, total)`` as the computation advances.
+
+    One record per order, with the divergence, the protocol that chose the neighbours and the
+    configuration attaining it: ``x``, ``x_prime``, the others as [input, count] pairs
+    (``others``) and ``others_plus`` (k, when all others sit at ±b; else None). ``worst`` also
+    gives ``certified_upper``, an upper bound on the true worst case (equal to ``divergence``
+    where ``search`` is ``exhaustive`` and the pmfs are affine between breakpoints). A +∞ comes
+    with its ``reason``."""
+    check_distribution(mechanism)
+    orders = collect_alphas(order_texts(alphas), alpha_ranges)
+    engine_obj = make_engine(engine, dps, clients=n)
+    inputs, inputs_text = _input_set(mechanism, grid, margin)
+    chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget)
+    require_costs(peak_costs(mechanism, n, len(orders), chosen, engine_obj, inputs_text.split(":")[0] or None))
+    points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
+    return [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj) for point in points]
+
+
+def require_costs(costs: Sequence[Cost]) -> None:
+    """Refuse (:func:`rdpcalc.resources.require`) a computation whose estimated parts ``costs``
+    add up to more than the memory budget, naming the parameter of the largest part."""
+    largest = max(costs, key=lambda cost: cost.bytes)
+    resources.require(sum(cost.bytes for cost in costs), largest.parameter, largest.what)
+
+
+def check_distribution(mechanism: Mechanism) -> None:
+    """Refuse a reading of a paper whose "pmf" does not sum to one: its divergences are undefined."""
+    if not mechanism.defines_distribution:
+        raise ParameterError("normalisers", "printed: eqs. (10)–(11) do not give a distribution (the masses do not sum "
+                                            "to one), so divergences are undefined; inspect it with `pmf`")
+
+
+def _input_set(mechanism: Mechanism, grid, margin) -> tuple[list[Fraction] | None, str]:
+    """The inputs searched by ``grid`` or ``margin`` (at most one of them), and their description
+    "PARAMETER: what they are"."""
+    if grid is not None and margin is not None:
+        raise ParameterError("margin", "cannot be combined with `grid`")
+    if grid is not None:
+        if isinstance(grid, bool) or not isinstance(grid, int) or not 2 <= grid <= 2001:
+            raise ParameterError("grid", f"must be an integer in [2, 2001], got {grid!r}")
+        b = mechanism.bound
+        return [-b + 2 * b * Fraction(i, grid - 1) for i in range(grid)], f"grid: {grid} equally spaced inputs"
+    if margin is not None:
+        if not hasattr(mechanism, "inputs_with_margin"):
+            raise ParameterError("margin", f"applies to mechanisms whose pmf jumps at its levels (qmgeo), not {mechanism.name}")
+        eta = to_fraction(margin, "margin")
+        return list(mechanism.inputs_with_margin(eta)), f"margin: the inputs {float(eta):g}·Δ away from the levels"
+    return None, ""
+
+
+def moments(mechanism: Mechanism, *, x, dps: int = 50) -> dict:
+    """Mean, bias, variance and mean squared error of the server's decoded value of one client's
+    output at input ``x``, computed exactly from the pmf (and ``mass``, the pmf's total).
+
+    Parameters:
+        mechanism: a mechanism (:func:`make_mechanism`).
+        x: the input, in [−b, b].
+        dps: the decimal digits of the computation (mpmath)."""
+    x_value = mechanism.check_input(x, "x")
+    with mpmath.workdps(dps):
+        values = mechanism.moments(x_value)
+    return {"mechanism": mechanism.name, **mechanism.parameters(), "x": float(x_value),
+            **{key: float(value) for key, value in values.items()}}
+
+
+def _divergence_record(mechanism, n, point: DivergencePoint, protocol, description, engine) -> dict:
+    record = {"mechanism": mechanism.name, **mechanism.parameters(), "n": n, "alpha": float(point.alpha)}
+    record["divergence"] = float(point.value)
+    record["neighbours"] = protocol
+    record["x"] = float(point.attained.x)
+    record["x_prime"] = float(point.attained.x_prime)
+    record["others_plus"] = point.attained.k(mechanism.bound)
+    record["others"] = [[float(value), int(count)] for value, count in point.attained.others]
+    record["certified_upper"] = None if point.upper is None else float(point.upper)
+    record["search"] = point.search
+    if point.certificate:
+        record["certificate"] = point.certificate
+    record["engine"] = engine.name
+    if engine.dps is not None:
+        record["dps"] = engine.dps
+        record["divergence_digits"] = engine.digits(point.precise)
+    record["protocol"] = description
+    if point.value == math.inf:
+        record["reason"] = _infinity_reason(mechanism, n, point)
+    return record
+
+
+def _infinity_reason(mechanism: Mechanism, n: int, point: DivergencePoint) -> str:
+    """One line saying why D = +∞: an output possible under x but impossible under x′."""
+    config = point.attained
+    if n > 1:
+        return "the SecAgg sum under x has an output that is impossible under x′ (support mismatch)"
+    with mpmath.workdps(60):
+        p, q = mechanism.pmf(config.x), mechanism.pmf(config.x_prime)
+    output = next((i for i, (a, b) in enumerate(zip(p, q)) if a > 0 and b == 0), None)
+    if output is None:
+        raise ArithmeticError(f"self-check failed: D = +∞ at x = {float(config.x):g}, x′ = {float(config.x_prime):g}, "
+                              "but the pmfs have the same support")
+    return (f"output {output} has probability {mpmath.nstr(p[output], 6)} at x = {float(config.x):g} "
+            f"but 0 at x′ = {float(config.x_prime):g}")
+
+
+def pmf(mechanism: Mechanism, *, x, dps: int = 50) -> list[dict]:
+    """The single-client output pmf at input ``x``: one record per output value, with its
+    probability, its natural log (−∞ for 0) and all ``dps`` digits of it.
+
+    Parameters:
+        mechanism: a mechanism (:func:`make_mechanism`).
+        x: the input, in [−b, b].
+        dps: the decimal digits of the computation (mpmath)."""
+    x_value = mechanism.check_input(x, "x")
+    with mpmath.workdps(dps):
+        probabilities = exact_pmf(mechanism, x_value)
+        rows = []
+        for output, p in enumerate(probabilities):
+            rows.append(
+                {
+                    "mechanism": mechanism.name,
+                    **mechanism.parameters(),
+                    "x": float(x_value),
+                    "output": output,
+                    "probability": float(p),
+                    "log_probability": float(mpmath.log(p)) if p > 0 else -math.inf,
+                    "probability_digits": _digits(p, dps),
+                }
+            )
+    return rows
+
+
+def order_texts(alphas: Sequence[float | str] | None) -> list[str]:
+    """The orders ``alphas`` as the texts :func:`rdpcalc.orders.collect_alphas` parses."""
+    return [a if isinstance(a, str) else str(a) for a in alphas or []]
+
+
+def _digits(value, dps: int) -> str:
+    """All ``dps`` significant digits of an mpf, or "inf"."""
+    return "inf" if value == mpmath.inf else mpmath.nstr(value, dps)

@@ -1,0 +1,480 @@
+"""Whole training runs: (ε, δ) of a quantization mechanism or a reference mechanism composed over
+the rounds of a run, and the calibration of one parameter to a target ε.
+
+Two routes convert the composed privacy loss to (ε, δ): the Rényi curve (Mironov 2017, "Rényi
+Differential Privacy", arXiv:1702.07476; converted by Canonne, Kamath & Steinke 2020, "The
+Discrete Gaussian for Differential Privacy", arXiv:2004.00010, Prop. 12) and, by default,
+privacy loss distributions of dominating pairs (Zhu, Dong & Wang 2022, "Optimal Accounting of
+Differential Privacy via Characteristic Function", arXiv:2106.08567; Doroshenko, Ghazi, Kamath,
+Kumar & Manurangsi 2022, "Connect the Dots: Tighter Discrete Approximations of Privacy Loss
+Distributions", arXiv:2207.04380). See :mod:`rdpcalc.accountant` for the events composed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .accountant import METHODS, PER_ROUND, RELATIONS, check_relation
+from .errors import ParameterError
+from .mechanisms import MECHANISMS, Mechanism
+from .mechanisms.base import SolveRange
+from .pld import LOSS_CAP, check_discretization
+from .queries import make_mechanism, require_costs
+from .worstcase import EXHAUSTIVE_BUDGET, Cost, search_costs
+
+#: the δ of the ε-against-δ curve (:meth:`AccountedRun.epsilon_delta_curve`)
+CURVE_DELTAS = tuple(10.0 ** -k for k in range(1, 13))
+#: the reference mechanisms (:func:`account_reference`)
+REFERENCES = ("gaussian", "laplace")
+#: where calibrate searches the reference mechanisms' noise (the quantization mechanisms declare
+#: theirs on their parameters, ``Param(..., solve=...)``)
+REFERENCE_SOLVABLE = {
+    "gaussian": {"sigma": SolveRange(1e-2, 1e4, log=True)},
+    "laplace": {"scale": SolveRange(1e-3, 1e5, log=True)},
+}
+#: the most evaluations of the whole run's ε that calibrate's solver makes between the ends
+CALIBRATE_EVALUATIONS = 60
+
+
+class AccountedRun:
+    """A training run composed once, asked for (ε, δ) at several δ: built by :func:`account_run`
+    or :func:`account_reference_run`.
+
+    ``event`` is one round (:class:`rdpcalc.accountant.DpEvent`), ``count`` the rounds composed,
+    ``method`` the conversion reported as ``epsilon``; the Rényi route is always computed
+    beside it (``epsilon_rdp``), the PLD route when ``method`` is ``pld``."""
+
+    def __init__(self, event, count: int, method: str, base: dict, discretization: float):
+        from .accountant import Accountant
+
+        self.event, self.count, self.method, self.base = event, count, method, base
+        self.discretization = discretization
+        self.rdp = Accountant("rdp").compose(event, count)
+        self.pld = Accountant("pld", discretization).compose(event, count) if method == "pld" else None
+
+    def record(self, *, dp_delta: float, dp_epsilon: float | None = None) -> dict:
+        """One record: the run's inputs, ``epsilon`` by the method at δ = ``dp_delta`` (the key
+        ``delta``), ``epsilon_pld`` and ``epsilon_rdp``, the Rényi order attaining ``epsilon_rdp``
+        (``order``), the per-round and total Rényi curve (``curve``) and, with ``dp_epsilon``, δ
+        at that ε by each method (``delta_at_epsilon_target``…)."""
+        from . import accounting as acc
+
+        dp_delta = acc.check_delta(dp_delta)
+        total = self.rdp.curve
+        eps_rdp, order = acc.epsilon(total, dp_delta)
+        eps_pld = None if self.pld is None else float(self.pld.get_epsilon(dp_delta))
+        record = {**self.base, "grid_step": None if self.pld is None else float(self.pld.grid_step),
+                  "method": self.method, "delta": dp_delta,
+                  "epsilon": eps_pld if self.method == "pld" else float(eps_rdp), "epsilon_pld": eps_pld,
+                  "epsilon_rdp": float(eps_rdp), "order": None if order is None else float(order)}
+        if dp_epsilon is not None:
+            target = _check_epsilon(dp_epsilon, strict=False)
+            delta_rdp, delta_order = acc.delta_at(total, target)
+            record["epsilon_target"] = target
+            record["delta_at_epsilon_target_rdp"] = float(delta_rdp)
+            record["delta_order"] = None if delta_order is None else float(delta_order)
+            record["delta_at_epsilon_target_pld"] = None if self.pld is None else float(self.pld.get_delta(target))
+            record["delta_at_epsilon_target"] = record[f"delta_at_epsilon_target_{self.method}"]
+        per_round = self.event.rdp_curve()
+        record["curve"] = [{"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
+                           for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
+        return record
+
+    def epsilon_delta_curve(self, *, dp_deltas=CURVE_DELTAS) -> list[dict]:
+        """ε against δ for the whole run, by each method computed, at each δ of ``dp_deltas``."""
+        from . import accounting as acc
+
+        return [{"delta": float(d), "epsilon_pld": None if self.pld is None else float(self.pld.get_epsilon(d)),
+                 "epsilon_rdp": float(acc.epsilon(self.rdp.curve, d)[0])} for d in dp_deltas]
+
+    def epsilon_rounds_curve(self, *, dp_delta: float, points: int = 12,
+                             progress: Callable[[int, int], None] | None = None) -> list[dict]:
+        """ε at δ = ``dp_delta`` after k = 1 … count composed rounds (``points`` values of k,
+        spaced geometrically), by each method computed; ``progress(done, total)`` after each k."""
+        from . import accounting as acc
+        from .accountant import Accountant
+
+        dp_delta = acc.check_delta(dp_delta)
+        ks = sorted({int(round(k)) for k in np.geomspace(1, self.count, min(points, self.count))} | {self.count})
+        rows = []
+        for done, k in enumerate(ks):
+            _report(progress, done, len(ks))
+            rdp = float(acc.epsilon(self.event.rdp_curve().scaled(k), dp_delta)[0])
+            pld = None if self.pld is None else Accountant("pld", self.discretization).compose(self.event, k)
+            rows.append({"rounds": k, "delta": dp_delta, "epsilon_pld": None if pld is None else
+                         float(pld.get_epsilon(dp_delta)), "epsilon_rdp": rdp})
+        return rows
+
+
+def account_run(
+    mechanism: Mechanism,
+    *,
+    n: int = 1,
+    clients: int | None = None,
+    rounds: int = 1,
+    dim: int = 1,
+    sampling: str = "without-replacement",
+    observer: str = "server",
+    relation: str = "replace-one",
+    participation: int | None = None,
+    per_round: str = "certified",
+    method: str | None = None,
+    discretization: float = 1e-4,
+    engine: str = "fast",
+    dps: int = 50,
+    progress: Callable[[int, int], None] | None = None,
+) -> AccountedRun:
+    """A whole run of a quantization mechanism, composed (see :class:`rdpcalc.accountant.MechanismEvent`).
+
+    Parameters:
+        mechanism: a mechanism (:func:`rdpcalc.make_mechanism`).
+        n: clients sampled per round (their SecAgg sum is one round's output); ``clients``: all
+            clients (default ``n``: no sampling); ``rounds``; ``dim``: coordinates per round,
+            each quantized independently.
+        sampling: ``without-replacement`` (n of ``clients``) or ``poisson`` (rate n/clients).
+        observer: who sees what (:data:`rdpcalc.accounting.OBSERVERS`): ``server`` (the SecAgg
+            sum, and who was sampled), ``release`` (the released sum; the sample hidden, so
+            sampling amplifies) or ``local`` (each message, and who sent it).
+        relation: ``replace-one`` (one client's input changes; Poisson sampling is refused) or
+            ``add-remove`` (the client present or absent; the Rényi route is +∞ here, PLD beside
+            it: the server's sum of n against n − 1 clients, or the released sum under Poisson
+            sampling).
+        participation: where the sample is known, the rounds a client takes part in (default
+            ``rounds``: the worst case, a client sampled every round).
+        per_round: the per-round worst case of a sum of n > 1 clients: ``certified`` (its
+            certified upper bound) or ``found`` (the largest value the search found, a lower
+            bound of the worst case: not a guarantee).
+        method: ``pld`` (dominating pairs composed as privacy loss distributions; the default)
+            or ``rdp``; by default ``rdp`` where the sample is hidden and sampled without
+            replacement (no PLD amplification bound for it is implemented).
+        discretization: the PLD's grid step in nats.
+        engine, dps: the engine of the per-round divergences, as for :func:`rdpcalc.divergence`.
+        progress: called as ``progress(done, total)`` after each stage: the per-round curve,
+            the per-round PLD (method ``pld``), the compositions (total 2 or 3).
+
+    The per-round worst case's memory is estimated first (:func:`per_round_costs`) and refused
+    beyond the budget. Ask the returned :class:`AccountedRun` for records at each δ."""
+    from . import accounting as acc
+    from .accountant import MechanismEvent
+
+    clients = n if clients is None else clients
+    for value, parameter in ((n, "n"), (clients, "clients"), (rounds, "rounds"), (dim, "dim")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ParameterError(parameter, f"must be an integer ≥ 1, got {value!r}")
+    if n > clients:
+        raise ParameterError("n", f"must be at most `clients` = {clients} (n of N clients are sampled), got {n}")
+    if sampling not in acc.SAMPLING:
+        raise ParameterError("sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
+    if observer not in acc.OBSERVERS:
+        raise ParameterError("observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
+    if per_round not in PER_ROUND:
+        raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
+    rate = n / clients
+    amplified = observer == "release" and rate < 1
+    if relation not in RELATIONS:
+        raise ParameterError("relation", f"must be one of {', '.join(RELATIONS)}, got {relation!r}")
+    check_relation(relation, observer, sampling, rate < 1)
+    method = _method(method, amplified and relation == "replace-one",
+                     "the observer does not know the sample and no PLD amplification bound for sampling without "
+                     "replacement is implemented")
+    check_discretization(discretization)
+    participation = _participation(participation, rounds, observer, rate)
+    event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
+                           engine=engine, dps=dps, relation=relation, sampling=sampling)
+    if relation == "replace-one" and event.clients_in_sum > 1:
+        require_costs(per_round_costs(mechanism, event.clients_in_sum, amplified, engine, dps))
+    stages = 3 if method == "pld" else 2
+    _report(progress, 0, stages)
+    event.coordinate_curve()
+    _report(progress, 1, stages)
+    if method == "pld":
+        event.round_pld(discretization)
+        _report(progress, 2, stages)
+    base = {"mechanism": mechanism.name, "parameters": mechanism.parameters(), "n": n, "clients": clients,
+            "sample_rate": rate, "rounds": rounds, "dim": dim, "observer": observer,
+            "observer_text": acc.OBSERVER_TEXT[observer], "relation": relation,
+            "sampling": sampling if rate < 1 else "none", "amplified": amplified, "participation": participation,
+            "clients_in_sum": event.clients_in_sum,
+            "per_round_choice": per_round if event.clients_in_sum > 1 else None}
+    run = AccountedRun(event, participation, method, base, discretization)
+    base["per_round_curve"] = event.coordinate_curve()[1]
+    if method == "pld":
+        round_pld = event.round_pld(discretization)
+        base.update({"discretization": discretization, "per_round_pld": round_pld.family,
+                     "pld_attained": round_pld.attained})
+    _report(progress, stages, stages)
+    return run
+
+
+def _report(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def per_round_costs(mechanism: Mechanism, clients_in_sum: int, amplified: bool, engine: str, dps: int) -> list[Cost]:
+    """The parts of the per-round worst case's peak memory (:func:`rdpcalc.worstcase.search_costs`
+    at the accountant's orders: :data:`rdpcalc.accounting.ORDERS`, with the integer orders
+    where the run is amplified, and ∞)."""
+    from . import accounting as acc
+
+    orders = len(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else len(acc.ORDERS)
+    return search_costs(mechanism, clients_in_sum, orders + 1, EXHAUSTIVE_BUDGET, dps if engine == "exact" else None)
+
+
+def _method(method: str | None, amplified: bool, why_not_pld: str) -> str:
+    """The method asked for, or the default: pld, except rdp where the run is amplified."""
+    if method is None:
+        return "rdp" if amplified else "pld"
+    if method not in METHODS:
+        raise ParameterError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "pld" and amplified:
+        raise ParameterError("method", f"pld: {why_not_pld}; use `method` = rdp")
+    return method
+
+
+def account(mechanism: Mechanism, *, dp_delta: float = 1e-5, dp_epsilon: float | None = None, **run) -> dict:
+    """(ε, δ) of a whole run of a quantization mechanism at one δ: :func:`account_run`'s
+    :meth:`AccountedRun.record`.
+
+    Parameters:
+        mechanism: a mechanism (:func:`rdpcalc.make_mechanism`).
+        dp_delta: the δ of (ε, δ), in (0, 1).
+        dp_epsilon: optionally an ε ≥ 0 at which δ is reported too.
+        run: the keyword arguments of :func:`account_run` (``n``, ``clients``, ``rounds``, ``dim``, …).
+
+    The mechanism's parameters are nested under ``parameters`` (RQM's Δ is ``parameters.delta``;
+    ``delta`` is the δ of (ε, δ))."""
+    from . import accounting as acc
+
+    acc.check_delta(dp_delta)
+    return account_run(mechanism, **run).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
+
+
+def _participation(participation, rounds: int, observer: str, rate: float) -> int:
+    """The rounds a client's ε composes over: all of them where the sample is hidden (the
+    amplified curve accounts for the sampling); where it is known, the rounds the client takes
+    part in (default: all, the worst case)."""
+    if participation is None:
+        return rounds
+    if isinstance(participation, bool) or not isinstance(participation, int) or not 1 <= participation <= rounds:
+        raise ParameterError("participation", f"must be an integer in [1, `rounds`] = [1, {rounds}], got {participation!r}")
+    if observer == "release" and rate < 1:
+        raise ParameterError("participation", "applies where the observer knows the sample (server, local); "
+                                              "for release the amplified curve already accounts for the sampling")
+    return participation
+
+
+def _check_positive(value, parameter: str) -> float:
+    if isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < math.inf):
+        raise ParameterError(parameter, f"must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _check_epsilon(value, strict: bool) -> float:
+    """An ε target ``dp_epsilon``: a finite number > 0 (``strict``) or ≥ 0."""
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+            or (strict and value == 0)):
+        raise ParameterError("dp_epsilon", f"must be a finite number {'>' if strict else '≥'} 0, got {value!r}")
+    return float(value)
+
+
+def account_reference_run(
+    name: str,
+    *,
+    sigma: float | None = None,
+    scale: float | None = None,
+    sensitivity: float = 1.0,
+    sample_rate: float = 1.0,
+    rounds: int = 1,
+    sampling: str = "poisson",
+    method: str | None = None,
+    discretization: float = 1e-4,
+) -> AccountedRun:
+    """A reference mechanism composed over ``rounds``; the released output is observed and the
+    sample hidden.
+
+    Parameters:
+        name: ``gaussian`` (noise N(0, σ²), ℓ₂ sensitivity; Poisson sampling by the exact
+            subsampled-Gaussian curve of Mironov, Talwar & Zhang 2019, "Rényi Differential Privacy
+            of the Sampled Gaussian Mechanism", arXiv:1908.10530, and, for PLD, its exact
+            hockey-stick curves) or ``laplace`` (noise Laplace(b), ℓ₁ sensitivity; sampling by the
+            general amplification bounds, Rényi only).
+        sigma: the Gaussian's σ > 0 (gaussian only); ``scale``: the Laplace scale b > 0 (laplace only).
+        sensitivity: the sensitivity Δ > 0.
+        sample_rate: the sampling rate in (0, 1]; 1 is no sampling.
+        rounds: the rounds composed, ≥ 1.
+        sampling: ``poisson`` (add/remove neighbours) or ``without-replacement`` (replace-one).
+        method, discretization: as for :func:`account_run`."""
+    from . import accounting as acc
+    from .accountant import GaussianEvent, LaplaceEvent
+
+    if name not in REFERENCES:
+        raise ParameterError("mechanism", f"must be one of {', '.join(REFERENCES)}, got {name!r}")
+    noise, other = ("sigma", "scale") if name == "gaussian" else ("scale", "sigma")
+    if {"sigma": sigma, "scale": scale}[other] is not None:
+        raise ParameterError(other, f"is a parameter of {'laplace' if name == 'gaussian' else 'gaussian'}, not {name}: "
+                                    f"give `{noise}`")
+    noise_value = _check_positive(sigma if name == "gaussian" else scale, noise)
+    sensitivity = _check_positive(sensitivity, "sensitivity")
+    if isinstance(sample_rate, bool) or not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
+        raise ParameterError("sample_rate", f"must lie in (0, 1], got {sample_rate!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    if sampling not in acc.SAMPLING:
+        raise ParameterError("sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
+    sampled = sample_rate < 1
+    params = {noise: noise_value, "sensitivity": sensitivity}
+    if name == "gaussian":
+        exact_sampling = sampled and sampling == "poisson"
+        event = GaussianEvent(noise_value, sensitivity, sample_rate if exact_sampling else 1.0)
+        no_pld = "PLD sampling without replacement is not implemented for the reference mechanisms"
+    else:
+        exact_sampling = False
+        event = LaplaceEvent(noise_value, sensitivity)
+        no_pld = "PLD sampling is implemented for the Gaussian with Poisson sampling only"
+    if sampled and not exact_sampling:
+        event = _AmplifiedEvent(event, sample_rate, sampling)
+    method = _method(method, sampled and not exact_sampling, no_pld)
+    check_discretization(discretization)
+    base = {"mechanism": name, "parameters": params, "n": 1, "clients": 1, "sample_rate": float(sample_rate),
+            "rounds": rounds, "dim": 1, "observer": "release",
+            "observer_text": "release: the output is released, the sample hidden (reference mechanism)",
+            "relation": "add-remove (ℓ sensitivity)" if sampling == "poisson" else "replace-one (ℓ sensitivity)",
+            "sampling": sampling if sampled else "none", "amplified": sampled, "participation": rounds,
+            "clients_in_sum": None, "per_round_choice": None, "per_round_curve": "the mechanism's exact Rényi curve"}
+    if method == "pld":
+        base.update({"discretization": discretization, "per_round_pld": f"the exact hockey-stick curve ({event.describe()})",
+                     "pld_attained": []})
+    return AccountedRun(event, rounds, method, base, discretization)
+
+
+class _AmplifiedEvent:
+    """A reference mechanism sampled by a general amplification bound (Rényi only; the
+    ``pld`` method is refused before one is built)."""
+
+    def __init__(self, event, rate: float, sampling: str):
+        self.event, self.rate, self.sampling = event, rate, sampling
+
+    def rdp_curve(self):
+        from . import accounting as acc
+
+        orders = np.array(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)))
+        return acc.amplify(self.event.rdp_curve(orders), self.rate, self.sampling)
+
+    def describe(self) -> str:
+        return f"{self.event.describe()}, {self.sampling} at {self.rate:g}"
+
+
+def account_reference(name: str, *, dp_delta: float = 1e-5, dp_epsilon: float | None = None, **run) -> dict:
+    """(ε, δ) of a reference mechanism's run at one δ: :func:`account_reference_run`'s
+    :meth:`AccountedRun.record`.
+
+    Parameters:
+        name: ``gaussian`` or ``laplace``.
+        dp_delta: the δ of (ε, δ), in (0, 1).
+        dp_epsilon: optionally an ε ≥ 0 at which δ is reported too.
+        run: the keyword arguments of :func:`account_reference_run` (``sigma`` or ``scale``,
+            ``sensitivity``, ``sample_rate``, ``rounds``, …)."""
+    from . import accounting as acc
+
+    acc.check_delta(dp_delta)
+    return account_reference_run(name, **run).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
+
+
+def solvable(name: str) -> dict[str, Callable[[dict], tuple[float, float, bool]]]:
+    """The parameters :func:`calibrate` can solve for, each with the function giving its search
+    range (low, high, log scale) from the mechanism's other parameters (a dict by keyword).
+
+    Parameters:
+        name: a mechanism (:data:`rdpcalc.MECHANISMS`: the ranges its parameters declare) or
+            ``gaussian``/``laplace`` (:data:`REFERENCE_SOLVABLE`)."""
+    if name in REFERENCE_SOLVABLE:
+        ranges = REFERENCE_SOLVABLE[name]
+    elif name in MECHANISMS:
+        ranges = MECHANISMS[name].solvable()
+    else:
+        raise ParameterError("mechanism", f"must be one of {', '.join([*MECHANISMS, *REFERENCES])}, got {name!r}")
+    return {parameter: solve_range.ends for parameter, solve_range in ranges.items()}
+
+
+def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None = None,
+              progress: Callable[[int, int], None] | None = None, **run) -> dict:
+    """The value of parameter ``solve`` at which the whole run's ε meets ``dp_epsilon``, by
+    regula falsi (:func:`rdpcalc.accounting.solve_monotone`) between the ends of its range
+    (:func:`solvable`).
+
+    Parameters:
+        name: a mechanism (:data:`rdpcalc.MECHANISMS`) or ``gaussian``/``laplace``.
+        solve: the parameter to solve for (one of :func:`solvable`'s).
+        dp_epsilon: the target ε > 0.
+        params: the mechanism's other parameters (keyword → value), ``solve``'s left out.
+        progress: called as ``progress(done, total)`` before each evaluation of ε; the total
+            (2 + CALIBRATE_EVALUATIONS: the two ends and the solver's evaluations) is an upper
+            bound, reached at the end.
+        run: the keyword arguments of :func:`account` (``dp_delta``, ``n``, ``rounds``, …) or, for
+            gaussian/laplace, of :func:`account_reference`.
+
+    ε must be monotone in the parameter: the target is checked to lie between the ends' values.
+    Returns the record accounted at the value found, on the safe side (ε ≤ target), with
+    ``solved`` (the parameter), ``value``, ``target_epsilon`` and ``monotone``. Where ε jumps
+    to +∞ short of the target (PLD's loss cap), it is refused."""
+    from .accounting import solve_monotone
+
+    ranges = solvable(name)
+    if solve not in ranges:
+        raise ParameterError("solve", f"for {name} must be one of: {', '.join(ranges) or 'nothing'}; got {solve!r}")
+    target = _check_epsilon(dp_epsilon, strict=True)
+    params = _calibrate_params(name, solve, params or {})
+    both = sorted(set(params) & set(run))
+    if both:
+        raise ParameterError(both[0], "is given twice: in `params` and as a keyword")
+    low, high, log_scale = ranges[solve](params)
+
+    def run_at(value: float) -> dict:
+        if name in REFERENCES:
+            return account_reference(name, **params, **{solve: value}, **run)
+        return account(make_mechanism(name, **params, **{solve: value}), **run)
+
+    total = 2 + CALIBRATE_EVALUATIONS  # the ends and the solver's evaluations, at most
+    records: dict[float, dict] = {}  # the value returned was evaluated: its record is kept
+
+    def epsilon_at(value: float) -> float:
+        _report(progress, len(records) + 1, total)
+        records[value] = run_at(value)
+        return records[value]["epsilon"]
+
+    at_low, at_high = epsilon_at(low), epsilon_at(high)
+    if not (min(at_low, at_high) <= target <= max(at_low, at_high)):
+        raise ParameterError("dp_epsilon", f"no {solve} in [{low:g}, {high:g}] meets ε = {target:g}: ε runs "
+                                           f"from {at_low:.6g} to {at_high:.6g} over that range")
+    value = solve_monotone(epsilon_at, low, high, target, log_scale, (at_low, at_high), evaluations=CALIBRATE_EVALUATIONS)
+    record = records[value]
+    _report(progress, total, total)
+    if math.inf in (at_low, at_high) and record["epsilon"] < target * (1 - 1e-3):
+        raise ParameterError("dp_epsilon", f"ε jumps from {record['epsilon']:.6g} to +∞ at {solve} ≈ {value:.6g}, below "
+                                           f"the target {target:g} (by {record['method']}: a privacy loss beyond "
+                                           f"{LOSS_CAP:g} nats in one round counts as +∞); use `method` = rdp")
+    record["solved"], record["value"], record["target_epsilon"] = solve, float(value), target
+    record["monotone"] = "increasing" if at_high > at_low else "decreasing"
+    return record
+
+
+def _calibrate_params(name: str, solve: str, params: dict) -> dict:
+    """A quantization mechanism's ``params`` converted and checked (the range of ``solve`` may
+    depend on them), every required one but ``solve`` given; a reference mechanism's as given."""
+    if solve in params:
+        raise ParameterError(solve, "is the parameter solved for: leave it out of `params`")
+    if name in REFERENCES:
+        return params
+    declared = {param.name: param for param in MECHANISMS[name].PARAMS}
+    unknown = sorted(set(params) - set(declared))
+    if unknown:
+        raise ParameterError(unknown[0], f"is not a parameter of {name}")
+    missing = [param for param in declared.values() if param.required and param.name != solve and params.get(param.name)
+               is None]
+    if missing:
+        raise ParameterError(missing[0].name, f"is required for {name}: {missing[0].range_text()}")
+    return {key: declared[key].convert(value) for key, value in params.items() if value is not None}
