@@ -33,7 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rdpcalc import api, cli  # noqa: E402
+import rdpcalc  # noqa: E402
+from rdpcalc import cli  # noqa: E402
 from rdpcalc.cli import main  # noqa: E402
 from rdpcalc.errors import ParameterError  # noqa: E402
 from tests.unsafe_targets import UNSAFE_KINDS, snapshot, unsafe_target  # noqa: E402
@@ -89,12 +90,12 @@ def survey_values() -> dict[str, tuple[int, int]]:
     for name, params in extreme_parameter_sets():
         total += 1
         try:
-            mechanism = api.make_mechanism(name, **params)
+            mechanism = rdpcalc.make_mechanism(name, **params)
             levels = max(int(params.get(key, 0)) for key in ("m", "k", "trials", "R"))
             # beyond 256 levels the single-client search over all pairs takes minutes: the pair (c, −c)
             neighbours = "worst" if levels <= 256 else "paper"
-            fast = [r["divergence"] for r in api.divergence(mechanism, alphas=ORDERS, neighbours=neighbours)]
-            exact = ([r["divergence"] for r in api.divergence(mechanism, alphas=ORDERS, engine="exact", dps=40)]
+            fast = [r["divergence"] for r in rdpcalc.divergence(mechanism, alphas=ORDERS, neighbours=neighbours)]
+            exact = ([r["divergence"] for r in rdpcalc.divergence(mechanism, alphas=ORDERS, engine="exact", dps=40)]
                      if levels <= 256 else fast)  # the exact engine at 4096 levels takes minutes: fast checks only
         except ParameterError:
             continue

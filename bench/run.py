@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from peers import float64_peer, mpmath_peer  # noqa: E402
 
-from rdpcalc import __version__, api  # noqa: E402
+import rdpcalc  # noqa: E402
+from rdpcalc import __version__  # noqa: E402
 from rdpcalc.neighbours import sweep_n  # noqa: E402
 from rdpcalc.numerics import FastEngine, levels  # noqa: E402
 from rdpcalc.orders import parse_alpha_range  # noqa: E402
@@ -83,11 +84,11 @@ def failures(values, reference) -> str:
 def figure2_rdpcalc(engine: str, dps: int = 30) -> list[float]:
     values = []
     for name, params in (("rqm", RQM), ("pbm", PBM)):
-        mech = api.make_mechanism(name, **params)
-        values += [r["divergence"] for r in api.divergence(mech, n=1, alphas=ALPHAS, neighbours="paper", engine=engine,
-                                                            dps=dps)]
-        values += [r["divergence"] for r in api.divergence(mech, n=40, alphas=ALPHAS, neighbours="pm-c", engine=engine,
-                                                            dps=dps)]
+        mech = rdpcalc.make_mechanism(name, **params)
+        values += [r["divergence"] for r in rdpcalc.divergence(mech, n=1, alphas=ALPHAS, neighbours="paper", engine=engine,
+                                                               dps=dps)]
+        values += [r["divergence"] for r in rdpcalc.divergence(mech, n=40, alphas=ALPHAS, neighbours="pm-c", engine=engine,
+                                                               dps=dps)]
     return values
 
 
@@ -115,7 +116,7 @@ def figure2_mpmath_reduced() -> tuple[float, float]:
 
 # ------------------------------------------------------------------ B. Figure 2 left
 def figure2_left_rdpcalc() -> list[float]:
-    mech = api.make_mechanism("rqm", **RQM)
+    mech = rdpcalc.make_mechanism("rqm", **RQM)
     results = sweep_n(mech, range(1, 201), [2.0], ["pm-c"], FastEngine())
     return [results[("pm-c", n)][1][0].value for n in range(1, 201)]
 
@@ -133,8 +134,8 @@ def figure2_left_float64(ns) -> list[float]:
 
 # ------------------------------------------------------------------ C. n = 10 000
 def large_rdpcalc(n: int, engine: str = "fast", dps: int = 30) -> list[float]:
-    mech = api.make_mechanism("rqm", **RQM)
-    return [r["divergence"] for r in api.divergence(mech, n=n, alphas=ORDERS_10, k=n // 2, engine=engine, dps=dps)]
+    mech = rdpcalc.make_mechanism("rqm", **RQM)
+    return [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS_10, others_plus=n // 2, engine=engine, dps=dps)]
 
 
 def large_float64(n: int) -> list[float]:
@@ -150,8 +151,8 @@ GRID = [(Fraction(d).limit_denominator(1000), Fraction(q).limit_denominator(1000
 
 
 def grid_point_rdpcalc(d: Fraction, q: Fraction) -> float:
-    mech = api.make_mechanism("rqm", c="1.5", delta=Fraction(3, 2) * d, m=16, q=q)
-    return api.divergence(mech, n=40, alphas=[2], neighbours="pm-c")[0]["divergence"]
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta=Fraction(3, 2) * d, m=16, q=q)
+    return rdpcalc.divergence(mech, n=40, alphas=[2], neighbours="pm-c")[0]["divergence"]
 
 
 def grid_point_float64(d: Fraction, q: Fraction) -> float:
@@ -185,10 +186,10 @@ def grid() -> dict:
 
 # ------------------------------------------------------------------ E. growth with n
 def growth(ns) -> list[tuple[int, float]]:
-    mech = api.make_mechanism("rqm", **RQM)
+    mech = rdpcalc.make_mechanism("rqm", **RQM)
     rows = []
     for n in ns:
-        seconds, _ = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2, 10, math.inf], neighbours="pm-c"), 1)
+        seconds, _ = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=[2, 10, math.inf], neighbours="pm-c"), 1)
         rows.append((n, seconds))
     return rows
 
@@ -198,7 +199,7 @@ def growth_profile(n: int) -> tuple[float, float]:
     from rdpcalc.mechanisms import log_pmf
     from rdpcalc.numerics import fast, levels
 
-    mech = api.make_mechanism("rqm", **RQM)
+    mech = rdpcalc.make_mechanism("rqm", **RQM)
     plus, minus = log_pmf(mech, mech.bound), log_pmf(mech, -mech.bound)
     rows_time, rows = timed(lambda: levels.level_rows(plus, minus, n), 1)
     divergence_time, _ = timed(lambda: fast.renyi_divergences(rows[1:], rows[:-1], np.array([2, 10, math.inf]),
@@ -210,8 +211,8 @@ def growth_profile(n: int) -> tuple[float, float]:
 def worst_case_section() -> list[str]:
     from rdpcalc.figures import rqm as rqm_figures
 
-    mech = api.make_mechanism("rqm", **RQM)
-    headline_time, headline = timed(lambda: api.divergence(mech, n=40, alphas=[2, 10, math.inf]), 3)
+    mech = rdpcalc.make_mechanism("rqm", **RQM)
+    headline_time, headline = timed(lambda: rdpcalc.divergence(mech, n=40, alphas=[2, 10, math.inf]), 3)
     lines = ["## G. The worst case for n > 1 (search over the others' inputs, certified bound)", "",
              "| workload | time (s) | result |", "|---|---:|---|",
              f"| headline: RQM (c, 0.42), n = 40, α = 2, 10, ∞ | {headline_time:.2f} | D₂ found "
@@ -224,7 +225,7 @@ def worst_case_section() -> list[str]:
                      f"n = 100: found {at_100.value:.6f}, certified ≤ {at_100.upper:.6f} |")
     for observer in ("server", "release"):
         for per_round in ("certified", "found"):
-            seconds, record = timed(lambda observer=observer, per_round=per_round: api.account(
+            seconds, record = timed(lambda observer=observer, per_round=per_round: rdpcalc.account(
                 mech, n=40, clients=3400, rounds=2000, observer=observer, per_round=per_round), 1)
             lines.append(f"| `account rqm … --n 40 --clients 3400 --rounds 2000 --observer {observer} --per-round "
                          f"{per_round}` ({len(record['curve'])} orders) | {seconds:.1f} | ε = {record['epsilon']:.4g}"
@@ -233,15 +234,15 @@ def worst_case_section() -> list[str]:
               "one search per n, nothing reused):", "", "| n | time (s) | search | found D₂ | certified D₂ |",
               "|---:|---:|---|---:|---:|"]
     for n in (5, 10, 20, 40, 80, 160, 320):
-        seconds, records = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2, 10, math.inf]), 1)
+        seconds, records = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=[2, 10, math.inf]), 1)
         lines.append(f"| {n} | {seconds:.2f} | {records[0]['search']} | {records[0]['divergence']:.6f} | "
                      f"{records[0]['certified_upper']:.6f} |")
     lines += ["", "Growth with the number of breakpoints (RQM, c = Δ = 1.5, q = 0.42, n = 40, α = 2; m levels give "
               "the levels inside (−c, c) and ±c as breakpoints):", "", "| m | breakpoints | time (s) | search |",
               "|---:|---:|---:|---|"]
     for m in (4, 8, 16, 32):
-        levels_mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=m, q="0.42")
-        seconds, records = timed(lambda mech=levels_mech: api.divergence(mech, n=40, alphas=[2]), 1)
+        levels_mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=m, q="0.42")
+        seconds, records = timed(lambda mech=levels_mech: rdpcalc.divergence(mech, n=40, alphas=[2]), 1)
         lines.append(f"| {m} | {len(levels_mech.breakpoints())} | {seconds:.2f} | {records[0]['search']} |")
     return lines + ["", "Per n the cost is that of the two-group configurations (r(r−1)/2 level rows of n "
                     "others for r breakpoints), each against the client-1 pairs the common-component bound "
@@ -253,7 +254,7 @@ def worst_case_section() -> list[str]:
 def pld_section() -> list[str]:
     import dp_accounting
 
-    rqm, pbm = api.make_mechanism("rqm", **RQM), api.make_mechanism("pbm", **PBM)
+    rqm, pbm = rdpcalc.make_mechanism("rqm", **RQM), rdpcalc.make_mechanism("pbm", **PBM)
     run = {"n": 40, "clients": 3400, "rounds": 2000}
     lines = ["## H. PLD accounting (dominating pairs composed by dp-accounting; RDP beside it)", "",
              "Each `account` computes both methods; the time is the whole call (the per-round worst case, "
@@ -265,14 +266,14 @@ def pld_section() -> list[str]:
                                ("the same, 10⁵ coordinates", rqm, {"dim": 100_000}),
                                ("PBM θ = 0.25, 40 of 3400, 2000 rounds", pbm, {}),
                                ("PBM, `--participation 24`", pbm, {"participation": 24})):
-        seconds, record = timed(lambda mech=mech, extra=extra: api.account(mech, **run, **extra), 1)
+        seconds, record = timed(lambda mech=mech, extra=extra: rdpcalc.account(mech, **run, **extra), 1)
         lines.append(f"| {label} | {seconds:.1f} | {record['epsilon_pld']:.6g} | {record['epsilon_rdp']:.6g} | "
                      f"{record['grid_step']:g} |")
-    seconds, record = timed(lambda: api.account(rqm, **run, observer="release", relation="add-remove",
-                                                sampling="poisson"), 1)
+    seconds, record = timed(lambda: rdpcalc.account(rqm, **run, observer="release", relation="add-remove",
+                                                    sampling="poisson"), 1)
     lines.append(f"| RQM, release, add/remove, Poisson sampling (Rényi route: +∞) | {seconds:.1f} | "
                  f"{record['epsilon_pld']:.6g} | {record['epsilon_rdp']:.6g} | {record['grid_step']:g} |")
-    ours_time, ours = timed(lambda: api.account_reference("gaussian", sigma=1.1, sample_rate=0.01, rounds=1000), 3)
+    ours_time, ours = timed(lambda: rdpcalc.account_reference("gaussian", sigma=1.1, sample_rate=0.01, rounds=1000), 3)
 
     def theirs_run():
         accountant = dp_accounting.pld.PLDAccountant()
@@ -322,10 +323,10 @@ def main() -> int:
     print("B: Figure 2 left", flush=True)
     left_time, left_values = timed(figure2_left_rdpcalc, 1)
     sample_ns = [2, *range(21, 201, 20)]  # (at n = 1 rdpcalc's worst case searches 240 input pairs, the peer one)
-    mech = api.make_mechanism("rqm", **RQM)
+    mech = rdpcalc.make_mechanism("rqm", **RQM)
     per_n = []
     for n in sample_ns:  # interleaved, one n at a time
-        ours_time, _ = timed(lambda n=n: api.divergence(mech, n=n, alphas=[2], neighbours="pm-c"), 3)
+        ours_time, _ = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=[2], neighbours="pm-c"), 3)
         peer_n_time, (peer_value,) = timed(lambda n=n: figure2_left_float64([n]), 3)
         reference = left_values[n - 1]
         correct = math.isfinite(peer_value) and peer_value > 0 and abs(peer_value - reference) <= 1e-9 * reference

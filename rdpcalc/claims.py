@@ -18,7 +18,8 @@ from fractions import Fraction
 
 import mpmath
 
-from . import api
+from . import bounds, queries
+from .layered.tables import layered_divergence
 from .mechanisms import PBM, RQM, QMGeo, QuantizedGaussian
 from .mechanisms.corbin import CorBin
 
@@ -52,7 +53,7 @@ def _bracket(mech, n: int, protocol: str) -> list[tuple[float, float]]:
     """Per order of SWEEP, (value, upper bound): the worst case's [found, certified] bracket, or
     (value, value) for the paper's protocol."""
     return [(r["divergence"], r["certified_upper"] if protocol == "worst" else r["divergence"])
-            for r in api.divergence(mech, n=n, alphas=SWEEP, neighbours=protocol)]
+            for r in queries.divergence(mech, n=n, alphas=SWEEP, neighbours=protocol)]
 
 
 def _rqm_below_pbm(pairs: list[tuple[str, str]], theta: str, ns=(40,)) -> tuple[str, str]:
@@ -86,8 +87,8 @@ def _rqm_below_pbm(pairs: list[tuple[str, str]], theta: str, ns=(40,)) -> tuple[
 
 def _check_counterexample() -> tuple[str, str]:
     mech = _rqm("1", "0.42")
-    worst = api.divergence(mech, alphas=[10])[0]
-    pair = api.divergence(mech, alphas=[10], neighbours="paper")[0]
+    worst = queries.divergence(mech, alphas=[10])[0]
+    pair = queries.divergence(mech, alphas=[10], neighbours="paper")[0]
     verdict = FAILS if worst["divergence"] > pair["divergence"] else HOLDS
     return verdict, (f"D₁₀ at (c, −c) = {pair['divergence']:.6f} < D₁₀ at ({worst['x']:g}, {worst['x_prime']:g}) = "
                      f"{worst['divergence']:.6f}")
@@ -104,7 +105,7 @@ def _check_theorem_5_2() -> tuple[str, str]:
     rows = []
     for ratio, q in (("1", "0.42"), ("2", "0.57"), ("0.66", "0.33"), ("0.25", "0.37")):
         mech = _rqm(ratio, q)
-        worst = api.divergence(mech, alphas=["inf"])[0]["divergence"]
+        worst = queries.divergence(mech, alphas=["inf"])[0]["divergence"]
         with mpmath.workdps(30):
             bound = float(mech.theorem_5_2_bound())
         rows.append((ratio, q, worst, bound))
@@ -116,8 +117,8 @@ def _check_theorem_5_2() -> tuple[str, str]:
 def _check_gap_shrinks() -> tuple[str, str]:
     rows = []
     for n in (1, 10, 40, 100):
-        [rqm] = api.divergence(_rqm("1", "0.42"), n=n, alphas=[2])
-        [pbm] = api.divergence(_pbm("0.25"), n=n, alphas=[2])
+        [rqm] = queries.divergence(_rqm("1", "0.42"), n=n, alphas=[2])
+        [pbm] = queries.divergence(_pbm("0.25"), n=n, alphas=[2])
         rows.append((n, pbm["divergence"] - rqm["divergence"], pbm["divergence"] - rqm["certified_upper"]))
     ok = all(b[1] < a[1] for a, b in zip(rows, rows[1:])) and all(gap > 0 for _, gap, _ in rows)
     certified = all(gap > 0 for _, _, gap in rows)
@@ -127,7 +128,7 @@ def _check_gap_shrinks() -> tuple[str, str]:
 
 
 def _check_qgauss_fig3() -> tuple[str, str]:
-    kl = [api.divergence(QuantizedGaussian(1, k, 1), alphas=[1])[0]["divergence"] for k in range(2, 65)]
+    kl = [queries.divergence(QuantizedGaussian(1, k, 1), alphas=[1])[0]["divergence"] for k in range(2, 65)]
     ok = all(b > a for a, b in zip(kl, kl[1:])) and max(kl) < 0.5
     return (HOLDS if ok else FAILS), f"KL {kl[0]:.6f} (k=2) … {kl[-1]:.6f} (k=64), increasing, all < 0.5"
 
@@ -143,7 +144,7 @@ def _check_theorem_2_qg() -> tuple[str, str]:
     rows = []
     for k in (2, 8, 64):
         mech = QuantizedGaussian(1, k, 1)
-        exact = api.divergence(mech, alphas=["inf"])[0]["divergence"]
+        exact = queries.divergence(mech, alphas=["inf"])[0]["divergence"]
         with mpmath.workdps(30):
             rows.append((k, exact, float(mech.theorem_2_bound())))
     ok = all(e <= b for _, e, b in rows)
@@ -153,7 +154,7 @@ def _check_theorem_2_qg() -> tuple[str, str]:
 def _check_qg_worst_pair() -> tuple[str, str]:
     rows = []
     for k in (2, 3, 8):
-        grid = api.divergence(QuantizedGaussian(1, k, 1), alphas=[1, 2, "inf"], grid=11)
+        grid = queries.divergence(QuantizedGaussian(1, k, 1), alphas=[1, 2, "inf"], grid=11)
         rows += [(k, r["alpha"], {r["x"], r["x_prime"]} == {0.5, -0.5}) for r in grid]
     ok = all(flag for *_, flag in rows)
     return (HOLDS if ok else FAILS), "the 11×11 grid maximum sits at (±C_q/2, ∓C_q/2) for k ∈ {2, 3, 8}, α ∈ {1, 2, ∞}"
@@ -161,7 +162,7 @@ def _check_qg_worst_pair() -> tuple[str, str]:
 
 def _check_qmgeo_dp() -> tuple[str, str]:
     mech = QMGeo(8, Fraction(1, 2), 1)
-    worst = api.divergence(mech, alphas=["inf"])[0]
+    worst = queries.divergence(mech, alphas=["inf"])[0]
     with mpmath.workdps(30):
         printed = float(mech.eps_dp_paper())
     return (FAILS if worst["divergence"] > printed else HOLDS), (
@@ -185,14 +186,14 @@ def _legend(R: int, p: str, legend: str) -> Callable[[], tuple[str, str]]:
 
 def _check_qmgeo_rounding() -> tuple[str, str]:
     w = Fraction(1, 10)
-    s = api.moments(QMGeo(8, 1, 1, "S"), w)["mean"]
-    literal = api.moments(QMGeo(8, 1, 1, "L"), w)["mean"]
+    s = queries.moments(QMGeo(8, 1, 1, "S"), x=w)["mean"]
+    literal = queries.moments(QMGeo(8, 1, 1, "L"), x=w)["mean"]
     verdict = FAILS if abs(literal - 0.1) > 1e-12 else HOLDS
     return verdict, f"E[Q(0.1)] at p = 1: {literal:.4f} with eq. (9) as printed, {s:.4f} with the weights swapped (S)"
 
 
 def _check_corbin_pldp() -> tuple[str, str]:
-    values = [(eps, api.divergence(CorBin(eps_p=eps), alphas=["inf"])[0]["divergence"]) for eps in (Fraction(1, 2), 1, 5)]
+    values = [(eps, queries.divergence(CorBin(eps_p=eps), alphas=["inf"])[0]["divergence"]) for eps in (Fraction(1, 2), 1, 5)]
     ok = all(abs(v - float(e)) < 1e-12 for e, v in values)
     return (HOLDS if ok else FAILS), "; ".join(f"ε_p = {float(e):g}: exact D_∞ = {v:.12g}" for e, v in values)
 
@@ -219,7 +220,7 @@ def _check_corbin_theorem_2() -> tuple[str, str]:
 
 
 def _check_corbin_theorem_3() -> tuple[str, str]:
-    records = api.bound(CorBin(eps_p=5, r=Fraction(1, 2)), alphas=[2], clients=50)
+    records = bounds.bound(CorBin(eps_p=5, r=Fraction(1, 2)), alphas=[2], n=50)
     row = next(r for r in records if r["quantity"].startswith("Theorem 3: ε_u"))
     return (FAILS if "fails" in row["note"] else HOLDS), f"n = 50, m = 10⁶, δ = 1e-5: {row['note']}"
 
@@ -241,7 +242,7 @@ def _check_entropy_gap() -> tuple[str, str]:
 
 
 def _check_irwin_hall_rdp() -> tuple[str, str]:
-    records = api.layered_divergence("irwin-hall", 1, 1, 10, [1.5, 2, 10])
+    records = layered_divergence("irwin-hall", sigma=1, sensitivity=1, n=10, alphas=[1.5, 2, 10])
     ok = all(r["divergence"] == math.inf for r in records)
     return (HOLDS if ok else FAILS), "D_α = +∞ for α ∈ {1.5, 2, 10} at n = 10, Δ = σ: " + records[0]["reason"][:60] + "…"
 

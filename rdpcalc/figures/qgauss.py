@@ -13,8 +13,8 @@ from fractions import Fraction
 
 import mpmath
 
-from .. import api
 from ..mechanisms import QuantizedGaussian
+from ..queries import divergence
 from . import FigureSpec
 from .style import COLOURS, new_figure, save
 
@@ -30,7 +30,7 @@ def build_budgets(progress=None) -> list[dict]:
         clipped = {a: float(limit.clipped_gaussian_divergence(a, CLIP / 2, -CLIP / 2)) for a in ORDERS}
     for index, k in enumerate(LEVELS):
         mech = QuantizedGaussian(SIGMA, k, CLIP)
-        for row in api.divergence(mech, alphas=ORDERS):
+        for row in divergence(mech, alphas=ORDERS):
             alpha = row["alpha"]
             records.append({"figure": "qgauss-fig3", "k": k, "bits": math.log2(k), "alpha": alpha,
                             "quantized_gaussian": row["divergence"],
@@ -78,7 +78,7 @@ def build_dinf(progress=None) -> list[dict]:
     records = []
     for k in LEVELS:
         mech = QuantizedGaussian(SIGMA, k, CLIP)
-        exact = api.divergence(mech, alphas=["inf"])[0]["divergence"]
+        exact = divergence(mech, alphas=["inf"])[0]["divergence"]
         with mpmath.workdps(30):
             records.append({"figure": "qgauss-dinf", "k": k, "exact_d_inf": exact,
                             "theorem_2_bound": float(mech.theorem_2_bound()),

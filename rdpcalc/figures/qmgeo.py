@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import mpmath
 
-from .. import api
 from ..mechanisms import QMGeo
+from ..queries import divergence
 from . import FigureSpec
 from .style import COLOURS, new_figure, save
 
@@ -22,9 +22,9 @@ def build_legend(progress=None) -> list[dict]:
     records = []
     for R, p, legend in LEGEND:
         mech = QMGeo(R, Fraction(p), Fraction("0.05"))
-        worst = api.divergence(mech, alphas=[2])[0]
+        worst = divergence(mech, alphas=[2])[0]
         x, x_prime = mech.midpoint_pair()
-        midpoint = api.divergence(mech, alphas=[2], x=x, x_prime=x_prime)[0]["divergence"]
+        midpoint = divergence(mech, alphas=[2], x=x, x_prime=x_prime)[0]["divergence"]
         with mpmath.workdps(30):
             printed = mech.rdp_paper(2)
             records.append({"figure": "qmgeo-legend", "R": R, "p": float(Fraction(p)), "alpha": 2.0,
@@ -99,7 +99,7 @@ def build_blowup(progress=None) -> list[dict]:
         with mpmath.workdps(30):
             eps21 = float(mech.eps_dp_paper())
         for eta in ETAS:
-            rows = api.divergence(mech, alphas=[2, "inf"], margin=eta)
+            rows = divergence(mech, alphas=[2, "inf"], margin=eta)
             records.append({"figure": "qmgeo-blowup", "R": 8, "p": float(Fraction(p)), "eta": float(eta),
                             "sup_d2": rows[0]["divergence"], "sup_dinf": rows[1]["divergence"], "eq21": eps21,
                             "x": rows[1]["x"], "x_prime": rows[1]["x_prime"]})
