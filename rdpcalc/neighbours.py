@@ -18,7 +18,7 @@ Protocols:
   D₂ 3.5 % larger.
 * ``paper``: the papers' protocol, x = b vs x' = −b with the others at ±b chosen at random
   (seeded): k ~ Binomial(n − 1, ½).
-* ``explicit``: a given k (``--k``) and/or a given pair (``--x``, ``--x-prime``).
+* ``explicit``: a given k (``others_plus``) and/or a given pair (``x``, ``x_prime``).
 """
 
 from __future__ import annotations
@@ -83,47 +83,48 @@ def choose_neighbours(
     mechanism: Mechanism,
     n: int,
     protocol: str = "worst",
-    k: int | None = None,
+    others_plus: int | None = None,
     x=None,
     x_prime=None,
     seed: int = 0,
     inputs: Sequence | None = None,
     inputs_text: str = "",
-    k_option: str = "--k",
     budget: int = worstcase.EXHAUSTIVE_BUDGET,
 ) -> Neighbours:
     """Resolve the protocol options into the candidate configurations.
 
-    ``k`` fixes the number of others at +b; ``x``/``x_prime`` fix client 1's pair (both or
+    ``others_plus`` fixes k, the number of others at +b; ``x``/``x_prime`` fix client 1's pair (both or
     neither); ``protocol`` is ``worst``, ``pm-c`` or ``paper``. ``paper`` cannot be combined
-    with ``k``; ``worst`` with ``k`` or a pair searches the ±b family with that restriction.
+    with ``others_plus``; ``worst`` with ``others_plus`` or a pair searches the ±b family with that restriction.
     ``inputs`` (one client only) replaces the breakpoints of ``worst`` by a given set of
-    inputs, e.g. a grid, described by ``inputs_text``. ``k_option`` is how the CLI spells k.
+    inputs, e.g. a grid, described by ``inputs_text`` (``"grid: …"``: the parameter that made them,
+    then what they are).
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ParameterError("--n", f"must be an integer ≥ 1, got {n!r}")
+        raise ParameterError("n", f"must be an integer ≥ 1, got {n!r}")
     if protocol not in PROTOCOLS:
-        raise ParameterError("--neighbours", f"must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+        raise ParameterError("neighbours", f"must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     if (x is None) != (x_prime is None):
-        raise ParameterError("--x-prime" if x_prime is None else "--x", "--x and --x-prime must be given together")
+        raise ParameterError("x_prime" if x_prime is None else "x", "`x` and `x_prime` must be given together")
+    k = others_plus
     if k is not None:
         if protocol == "paper":
-            raise ParameterError(k_option, "cannot be combined with --neighbours paper (which draws k at random)")
+            raise ParameterError("others_plus", "cannot be combined with `neighbours` paper (which draws k at random)")
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
-            raise ParameterError(k_option, f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
+            raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= worstcase.MAX_BUDGET:
-        raise ParameterError("--budget", f"must be an integer in [1, {worstcase.MAX_BUDGET}], got {budget!r}")
+        raise ParameterError("budget", f"must be an integer in [1, {worstcase.MAX_BUDGET}], got {budget!r}")
     searched = protocol == "worst" and n > 1 and k is None and x is None and inputs is None
     if searched and n > worstcase.SEARCH_MAX_N:
-        raise ParameterError("--n", f"the worst-case search runs up to n = {worstcase.SEARCH_MAX_N}; use --neighbours "
-                                    f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or {k_option} for one configuration")
+        raise ParameterError("n", f"the worst-case search runs up to n = {worstcase.SEARCH_MAX_N}; use `neighbours` "
+                                  f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or `others_plus` for one configuration")
     if protocol in ("worst", "pm-c") and k is None and n > WORST_MAX_N:
-        raise ParameterError("--n", f"the worst case over k computes n sums of n clients: n ≤ {WORST_MAX_N}; "
-                                    f"give {k_option} (or --neighbours paper) for one configuration up to 10⁶")
+        raise ParameterError("n", f"the worst case over k computes n sums of n clients: n ≤ {WORST_MAX_N}; "
+                                  "give `others_plus` (or `neighbours` paper) for one configuration up to 10⁶")
     if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
-        raise ParameterError(inputs_text.split()[0] if inputs_text else "--grid",
-                             "searches input pairs of one client: use it with --n 1 and without --x, --k or "
-                             "--neighbours paper")
+        raise ParameterError(inputs_text.split(":")[0] or "grid",
+                             "searches input pairs of one client: use it with `n` = 1 and without `x`, `others_plus` or "
+                             "`neighbours` paper")
     b = mechanism.bound
     sym = f"{fmt(b)}"
     if searched:
@@ -132,17 +133,17 @@ def choose_neighbours(
                                            f"other {n - 1} over multisets of them", budget=budget)
 
     if x is not None:
-        pair = (mechanism.check_input(x, "--x"), mechanism.check_input(x_prime, "--x-prime"))
+        pair = (mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime"))
         pairs = (pair,)
         pair_text = f"x₁ = {fmt(pair[0])} vs {fmt(pair[1])}"
     elif inputs is not None:
         points = tuple(mechanism.check_input(v) for v in inputs)
-        require_pairs(len(points), inputs_text.split(":")[0] or "--grid")
+        require_pairs(len(points), inputs_text.split(":")[0] or "grid")
         pairs = tuple((a, c) for a in points for c in points if a != c)
         pair_text = f"max over all ordered pairs of {inputs_text}"
     elif protocol == "worst" and n == 1 and k is None:
         points = mechanism.breakpoints()
-        require_pairs(len(points), worstcase.LEVELS_OPTION.get(mechanism.name, "--n"))
+        require_pairs(len(points), worstcase.LEVELS_PARAMETER.get(mechanism.name, "n"))
         pairs = tuple((a, c) for a in points for c in points if a != c)
         pair_text = f"max over all ordered pairs of the {len(points)} breakpoints"
     elif protocol == "paper":
@@ -173,13 +174,13 @@ def choose_neighbours(
 
 
 #: bytes of the Python objects of one candidate pair of inputs (its tuple, its place in the
-#: grouping of :func:`_maximise`); measured ~300 B per pair with --grid 501 and 1001 (RQM)
+#: grouping of :func:`_maximise`); measured ~300 B per pair with ``grid`` 501 and 1001 (RQM)
 PAIR_BYTES = 320
 #: float64 arrays of a sum's support alive at once beside its rows (the divergences' and the
 #: fft method's temporaries); measured 94–116 B per point of two rows, RQM n = 3·10⁴ … 3·10⁵
 SUM_TEMPORARIES = 12
 #: the fft method's windows (levels of more than DIRECT_MAX_N clients): a batch of 2·10⁶
-#: complex numbers (measured: RQM --neighbours pm-c n = 2000, 165 MiB against 133 without it)
+#: complex numbers (measured: RQM, ``neighbours`` pm-c, n = 2000, 165 MiB against 133 without it)
 FFT_BYTES = 32 * 2**20
 #: float64 arrays per configuration and order (the values per group, the stacked floats and
 #: the engine's values kept for the record)
@@ -187,13 +188,13 @@ VALUE_ARRAYS = 3
 
 
 def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours, engine,
-               inputs_option: str | None = None) -> list[worstcase.Cost]:
+               inputs_parameter: str | None = None) -> list[worstcase.Cost]:
     """The parts of :func:`divergences`' peak memory (bytes), from its parameters, before it
     runs (the worst protocol for n > 1: :func:`rdpcalc.worstcase.search_costs`). With P pairs
     of inputs (the largest group sharing x: G pairs), S = n(m − 1) + 1 points of the sum and
     r configurations of others per chunk (r ≤ CHUNK_ELEMENTS / S):
 
-    * pairs: PAIR_BYTES · P (``inputs_option``: the option that made the inputs, e.g. --grid);
+    * pairs: PAIR_BYTES · P (``inputs_parameter``: the parameter that made the inputs, e.g. ``grid``);
     * values: 8 · VALUE_ARRAYS · P · r · orders, plus ORDER_BYTES per order;
     * sums, fast engine: 8 · S · (rows + 2·G·r + SUM_TEMPORARIES), rows = 3r + 1 with client 1
       at ±b (the level's rows and the two selections), else r(1 + inputs); plus, with n ≤
@@ -203,8 +204,8 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
       :func:`rdpcalc.worstcase.exact_number_bytes`.
 
     Calibrated with tracemalloc (MiB measured / estimated), RQM Δ = c = 1, q = 0.4: m = 16,
-    k = 0, n = 3·10⁴: 52 / 94, n = 10⁵: 148 / 238; --neighbours pm-c n = 2000: 165 / 187;
-    --grid 301: 25 / 30, --grid 701: 139 / 161; 2000 orders: 7 / 12; exact engine n = 300,
+    k = 0, n = 3·10⁴: 52 / 94, n = 10⁵: 148 / 238; ``neighbours`` pm-c, n = 2000: 165 / 187;
+    ``grid`` 301: 25 / 30, ``grid`` 701: 139 / 161; 2000 orders: 7 / 12; exact engine n = 300,
     k = 3: 47 / 56; m = 512: 22 / 25 (tests/test_resources.py checks a few)."""
     if neighbours.protocol == "worst" and n > 1:
         return worstcase.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
@@ -223,7 +224,7 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
     high = max(neighbours.ks) + (1 if at_bounds else 0)
     low = count - min(neighbours.ks)
     powers = (high**2 + low**2) * (outputs - 1)
-    option = "--n" if n > 1 else worstcase.LEVELS_OPTION.get(mechanism.name, "--n")
+    parameter = "n" if n > 1 else worstcase.LEVELS_PARAMETER.get(mechanism.name, "n")
     sums = f"the sums of {n} client{'s' if n > 1 else ''} on {size} points, {rows} configurations at a time"
     if engine.dps is None:
         method = 4 * powers if count <= levels.DIRECT_MAX_N else FFT_BYTES
@@ -233,18 +234,19 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
         sum_bytes = numbers * worstcase.exact_number_bytes(engine.dps)
         sums += f" at {engine.dps} digits"
     return [
-        worstcase.Cost(PAIR_BYTES * pairs, inputs_option or option, f"{pairs} pairs of inputs"),
-        worstcase.Cost(8 * VALUE_ARRAYS * pairs * rows * orders + orders * worstcase.ORDER_BYTES, "--alphas",
+        worstcase.Cost(PAIR_BYTES * pairs, inputs_parameter or parameter, f"{pairs} pairs of inputs"),
+        worstcase.Cost(8 * VALUE_ARRAYS * pairs * rows * orders + orders * worstcase.ORDER_BYTES, "alpha_ranges",
                        f"{orders} orders of {pairs * rows} configurations"),
-        worstcase.Cost(sum_bytes, option, sums),
+        worstcase.Cost(sum_bytes, parameter, sums),
     ]
 
 
-def require_pairs(points: int, option: str) -> None:
+def require_pairs(points: int, parameter: str) -> None:
     """Refuse, before they are built, the ordered pairs of ``points`` inputs whose objects alone
-    (PAIR_BYTES each) exceed the memory budget; :func:`peak_costs` adds the rest."""
+    (PAIR_BYTES each) exceed the memory budget, naming ``parameter``; :func:`peak_costs` adds the
+    rest."""
     count = points * (points - 1)
-    resources.require(PAIR_BYTES * count, option, f"{count} pairs of inputs")
+    resources.require(PAIR_BYTES * count, parameter, f"{count} pairs of inputs")
 
 
 def divergences(

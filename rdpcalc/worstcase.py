@@ -112,8 +112,8 @@ _MAX_CANDIDATES = 8
 _SEARCH_ORDERS = 8
 
 
-#: the option that sets each mechanism's number of levels (its breakpoints and support)
-LEVELS_OPTION = {"rqm": "--m", "pbm": "--trials", "qgauss": "--k", "qmgeo": "--R", "corbin": "--d"}
+#: the parameter that sets each mechanism's number of levels (its breakpoints and support)
+LEVELS_PARAMETER = {"rqm": "m", "pbm": "trials", "qgauss": "k", "qmgeo": "R", "corbin": "d"}
 #: bytes of one number of the exact engine: an MPFR object (~64 B) and its mantissa
 #: (3.32·dps bits); measured 69 B per number at dps 50 (powers of RQM m = 16, n = 100, 400)
 _EXACT_OBJECT_BYTES = 64
@@ -124,11 +124,11 @@ _ORDER_ARRAYS = 4
 
 @dataclass(frozen=True)
 class Cost:
-    """One part of a computation's estimated peak memory: ``bytes``, the command-line option
-    that drives it (the one to lower), and what it is."""
+    """One part of a computation's estimated peak memory: ``bytes``, the parameter that drives
+    it (the one to lower), and what it is."""
 
     bytes: float
-    option: str
+    parameter: str
     what: str
 
 
@@ -159,24 +159,24 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
     281 estimated."""
     kinds, outputs = len(mechanism.breakpoints()), mechanism.support_size
     size = n * (outputs - 1) + 1
-    costs = [Cost(8 * _BATCH_ELEMENTS, "--n", "the search's batches")]
+    costs = [Cost(8 * _BATCH_ELEMENTS, "n", "the search's batches")]
     exhaustive = multisets(n - 1, kinds) <= budget
     family = mechanism.OTHERS_FAMILY
     if exhaustive or family == "affine":
         others = n - 1 if exhaustive else max((j for j in range(n - 1) if multisets(j, kinds) <= budget), default=0)
         count = multisets(others, kinds)
-        costs.append(Cost(24 * count * (others * (outputs - 1) + 1), "--budget",
+        costs.append(Cost(24 * count * (others * (outputs - 1) + 1), "budget",
                           f"the {count} multisets of {others} others over {kinds} breakpoints"))
     if not exhaustive and family == "affine":
-        costs.append(Cost(8 * (kinds + 1) * n * size, "--n",
+        costs.append(Cost(8 * (kinds + 1) * n * size, "n",
                           f"the common-component bound over {kinds} breakpoints and {n} clients ({size} points)"))
     if family == "relaxed":
-        costs.append(Cost(48 * size**2, "--n", f"the relaxed family of {size - 1} trials"))
+        costs.append(Cost(48 * size**2, "n", f"the relaxed family of {size - 1} trials"))
     rows = max(1, _BATCH_ELEMENTS // (size * (kinds + 2)))
-    costs.append(Cost(8 * _ORDER_ARRAYS * rows * orders + orders * ORDER_BYTES, "--alphas",
+    costs.append(Cost(8 * _ORDER_ARRAYS * rows * orders + orders * ORDER_BYTES, "alpha_ranges",
                       f"{orders} orders over batches of {rows} configurations"))
     if dps is not None:
-        costs.append(Cost(n * n * (outputs - 1) / 2 * exact_number_bytes(dps), "--n",
+        costs.append(Cost(n * n * (outputs - 1) / 2 * exact_number_bytes(dps), "n",
                           f"the exact engine's sums of {n} clients at {dps} digits"))
     return costs
 

@@ -124,7 +124,7 @@ class ExactEngine:
         """``clients``: the most clients whose probabilities one sum multiplies (the single-client
         pmfs are checked against EXACT_LOG_REACH / clients)."""
         if not 15 <= dps <= 1000:
-            raise ParameterError("--dps", f"must be an integer in [15, 1000], got {dps}")
+            raise ParameterError("dps", f"must be an integer in [15, 1000], got {dps}")
         self.dps = dps
         self.log_limit = EXACT_LOG_REACH / max(1, clients)
 
@@ -142,9 +142,9 @@ class ExactEngine:
     def _check_support(size: int) -> None:
         if size > EXACT_MAX_SUPPORT:
             raise ParameterError(
-                "--engine",
+                "engine",
                 f"exact supports sums with n·(outputs−1)+1 ≤ {EXACT_MAX_SUPPORT}, this one has "
-                f"{size}; use --engine fast",
+                f"{size}; use `engine` fast",
             )
 
     def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> list[list]:
@@ -195,7 +195,7 @@ def make_engine(name: str, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1) 
         return FastEngine()
     if name == "exact":
         return ExactEngine(dps, clients)
-    raise ParameterError("--engine", f"must be one of {', '.join(ENGINES)}, got {name!r}")
+    raise ParameterError("engine", f"must be one of {', '.join(ENGINES)}, got {name!r}")
 
 
 __all__ = ["ENGINES", "ExactEngine", "FastEngine", "make_engine", "exact", "fast", "levels"]
