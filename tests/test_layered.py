@@ -599,28 +599,28 @@ def test_irwin_hall_divergence_is_infinite_by_support():
 
 
 # ------------------------------------------------------------------ parameter errors
-@pytest.mark.parametrize("call, option", [
-    (lambda: noise.density("cauchy", 0, 1), "--noise"),
-    (lambda: noise.peak("gauss", -1), "--sigma"),
-    (lambda: noise.peak("gauss", "nan"), "--sigma"),
-    (lambda: noise.irwin_hall_pdf(0, 0.1), "--n"),
-    (lambda: noise.irwin_hall_pdf(2.5, 0.1), "--n"),
-    (lambda: noise.renyi_divergence("gauss", 0.5, 1, 1), "--alpha"),
-    (lambda: noise.renyi_divergence("gauss", 2, 1, -1), "--sensitivity"),
-    (lambda: noise.renyi_divergence("irwin-hall", 2, 1, 1, n=0), "--n"),
-    (lambda: noise.renyi_divergence("uniform", 2, 1, 1), "--noise"),
-    (lambda: bits.conditional_entropy("gauss", "middle", 1, 4), "--quantizer"),
-    (lambda: bits.conditional_entropy("gauss", "direct", 1, 0), "--t"),
-    (lambda: bits.aggregate_bits_bound(0, 1, 4), "--n"),
-    (lambda: bits.langevin_sigma(1), "--bits"),
-    (lambda: quantizers.direct_layered([0.0], "laplace", 0, np.random.default_rng(0)), "--sigma"),
-    (lambda: quantizers.subtractive_dithering([0.0], -1, np.random.default_rng(0)), "--step"),
-    (lambda: aggregate.decompose(-2, 10, np.random.default_rng(0)), "--n"),
+@pytest.mark.parametrize("call, parameter", [
+    (lambda: noise.density("cauchy", 0, 1), "noise"),
+    (lambda: noise.peak("gauss", -1), "sigma"),
+    (lambda: noise.peak("gauss", "nan"), "sigma"),
+    (lambda: noise.irwin_hall_pdf(0, 0.1), "n"),
+    (lambda: noise.irwin_hall_pdf(2.5, 0.1), "n"),
+    (lambda: noise.renyi_divergence("gauss", 0.5, 1, 1), "alphas"),
+    (lambda: noise.renyi_divergence("gauss", 2, 1, -1), "sensitivity"),
+    (lambda: noise.renyi_divergence("irwin-hall", 2, 1, 1, n=0), "n"),
+    (lambda: noise.renyi_divergence("uniform", 2, 1, 1), "noise"),
+    (lambda: bits.conditional_entropy("gauss", "middle", 1, 4), "quantizer"),
+    (lambda: bits.conditional_entropy("gauss", "direct", 1, 0), "t"),
+    (lambda: bits.aggregate_bits_bound(0, 1, 4), "n"),
+    (lambda: bits.langevin_sigma(1), "bits"),
+    (lambda: quantizers.direct_layered([0.0], "laplace", 0, np.random.default_rng(0)), "sigma"),
+    (lambda: quantizers.subtractive_dithering([0.0], -1, np.random.default_rng(0)), "step"),
+    (lambda: aggregate.decompose(-2, 10, np.random.default_rng(0)), "n"),
 ])
-def test_invalid_values_name_the_option(call, option):
+def test_invalid_values_name_the_parameter(call, parameter):
     with pytest.raises(ParameterError) as info:
         call()
-    assert info.value.option == option
+    assert info.value.parameter == parameter
 
 
 def test_shifted_entropy_for_laplace_at_large_t():

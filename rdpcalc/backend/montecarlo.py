@@ -39,13 +39,13 @@ BYTES_PER_MP_VALUE = 512
 MIN_EXPECTED = 5
 #: the share of bootstrap resamples allowed to be +∞ when suggesting a number of draws
 INFINITE_SHARE = 0.01
-#: the most draws a run takes (--samples)
+#: the most draws a run takes (``samples``)
 MAX_SAMPLES = 10**9
 #: the fewest bootstrap resamples whose order statistics give a 95% interval: with B resamples
 #: the lowest and highest one bound a range of about (B − 1)/(B + 1) ≥ 95% when B ≥ 39
 MIN_BOOTSTRAP = 39
-#: a mechanism's option that sets the size of one client's support
-SIZE_OPTIONS = {RQM: "--m", PBM: "--trials", QuantizedGaussian: "--k", QMGeo: "--R", CorBin: "--view"}
+#: a mechanism's parameter that sets the size of one client's support
+SIZE_PARAMETERS = {RQM: "m", PBM: "trials", QuantizedGaussian: "k", QMGeo: "R", CorBin: "view"}
 
 Progress = Callable[[int, int], None]
 
@@ -77,10 +77,10 @@ def peak_memory(mechanism: Mechanism, samples: int, n: int) -> float:
 
 
 def require_memory(mechanism: Mechanism, samples: int, n: int) -> None:
-    """Refuse a check whose :func:`peak_memory` exceeds the budget, naming --n (or the option
-    that sets one client's support when n = 1)."""
-    option = "--n" if n > 1 else next(o for cls, o in SIZE_OPTIONS.items() if isinstance(mechanism, cls))
-    resources.require(peak_memory(mechanism, samples, n), option,
+    """Refuse a check whose :func:`peak_memory` exceeds the budget, naming ``n`` (or the
+    parameter that sets one client's support when n = 1)."""
+    parameter = "n" if n > 1 else next(p for cls, p in SIZE_PARAMETERS.items() if isinstance(mechanism, cls))
+    resources.require(peak_memory(mechanism, samples, n), parameter,
                       f"sampling the sum of {n} clients over {mechanism.support_size} outputs each")
 
 
@@ -146,7 +146,7 @@ def chi_square(counts: np.ndarray, probabilities: np.ndarray) -> tuple[float, in
     A draw on an output of probability 0 gives p = 0 (the statistic sums over the possible
     outputs). One possible output (a point mass) leaves nothing to test: dof 0 and p = 1 when no
     draw is impossible. Otherwise fewer than two groups (too few draws) is refused on
-    ``--samples`` with a number of draws that suffices."""
+    ``samples`` with a number of draws that suffices."""
     total = int(counts.sum())
     possible = probabilities > 0
     impossible = int(counts[~possible].sum())
@@ -154,9 +154,9 @@ def chi_square(counts: np.ndarray, probabilities: np.ndarray) -> tuple[float, in
         return 0.0, 0, 0.0 if impossible else 1.0
     observed, wanted = pooled(counts[possible], probabilities[possible] * total)
     if len(observed) < 2:
-        raise ParameterError("--samples", f"too few draws for the χ² test ({total}: fewer than two groups of outputs "
-                                          f"expecting ≥ {MIN_EXPECTED} draws each); "
-                                          f"{chi_square_samples(probabilities[possible])} draws suffice")
+        raise ParameterError("samples", f"too few draws for the χ² test ({total}: fewer than two groups of outputs "
+                                        f"expecting ≥ {MIN_EXPECTED} draws each); "
+                                        f"{chi_square_samples(probabilities[possible])} draws suffice")
     statistic = float(np.sum((observed - wanted) ** 2 / wanted))
     dof = len(observed) - 1
     return statistic, dof, 0.0 if impossible else float(stats.chi2.sf(statistic, dof))
@@ -175,9 +175,9 @@ def check(mechanism: Mechanism, x, samples: int, seed: int, n: int = 1, progress
     probability 0 (a sampler bug: the p-value is then 0). ``progress(draws done, samples)``
     after each batch."""
     if samples < 1:
-        raise ParameterError("--samples", f"must be an integer ≥ 1, got {samples}")
+        raise ParameterError("samples", f"must be an integer ≥ 1, got {samples}")
     if n < 1:
-        raise ParameterError("--n", f"must be an integer ≥ 1, got {n}")
+        raise ParameterError("n", f"must be an integer ≥ 1, got {n}")
     x_value = mechanism.check_input(x)
     require_memory(mechanism, samples, n)
     probabilities = exact_pmf(mechanism, x_value, n)
@@ -216,16 +216,16 @@ def divergence_samples(p: np.ndarray, q: np.ndarray, samples: int) -> str:
 
 
 def draws_text(needed: float) -> str:
-    """A number of draws to suggest: the integer up to MAX_SAMPLES (the most --samples takes),
+    """A number of draws to suggest: the integer up to MAX_SAMPLES (the most ``samples`` takes),
     "more than 10⁹" beyond."""
     return str(math.ceil(needed)) if needed <= MAX_SAMPLES else f"more than {MAX_SAMPLES:.0e}"
 
 
 def _too_few_draws(mechanism: Mechanism, x, x_prime, alpha: float, samples: int, what: str) -> ParameterError:
     p, q = exact_pmf(mechanism, x), exact_pmf(mechanism, x_prime)
-    return ParameterError("--samples", f"too few draws for the plug-in D_{alpha:g}: {what} is +∞ (an output drawn at x "
-                                       f"was never drawn at x′); about {divergence_samples(p, q, samples)} draws "
-                                       f"suffice, got {samples}")
+    return ParameterError("samples", f"too few draws for the plug-in D_{alpha:g}: {what} is +∞ (an output drawn at x "
+                                     f"was never drawn at x′); about {divergence_samples(p, q, samples)} draws "
+                                     f"suffice, got {samples}")
 
 
 def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples: int, seed: int,
@@ -236,23 +236,23 @@ def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples:
     The plug-in is finite only when every output drawn at x was drawn at x′ too; a resample
     missing a rare output at x′ is +∞, so the interval takes order statistics (the 2.5% lower
     and 97.5% upper, never interpolated). An infinite estimate or interval end is refused on
-    ``--samples`` with a number of draws that suffices; an exact D_α of +∞ (an output possible
-    at x is impossible at x′) on ``--x-prime``: there is nothing finite to estimate.
+    ``samples`` with a number of draws that suffices; an exact D_α of +∞ (an output possible
+    at x is impossible at x′) on ``x_prime``: there is nothing finite to estimate.
     ``progress(done, 2·samples + bootstrap)``: draws at x, then at x′, then resamples."""
-    from ..api import divergence
+    from ..queries import divergence
 
     if samples < 1:
-        raise ParameterError("--samples", f"must be an integer ≥ 1, got {samples}")
+        raise ParameterError("samples", f"must be an integer ≥ 1, got {samples}")
     if not 1 < alpha < math.inf:
-        raise ParameterError("--alpha", f"must be a finite order > 1 for the empirical divergence, got {alpha}")
+        raise ParameterError("alphas", f"must be a finite order > 1 for the empirical divergence, got {alpha}")
     if bootstrap < MIN_BOOTSTRAP:
-        raise ParameterError("--bootstrap", f"must be an integer ≥ {MIN_BOOTSTRAP} (fewer resamples cannot give a 95% "
-                                            f"interval of order statistics), got {bootstrap}")
-    x_value, y_value = mechanism.check_input(x, "--x"), mechanism.check_input(x_prime, "--x-prime")
-    exact = divergence(mechanism, 1, [alpha], x=x_value, x_prime=y_value)[0]["divergence"]
+        raise ParameterError("bootstrap", f"must be an integer ≥ {MIN_BOOTSTRAP} (fewer resamples cannot give a 95% "
+                                          f"interval of order statistics), got {bootstrap}")
+    x_value, y_value = mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime")
+    exact = divergence(mechanism, alphas=[alpha], x=x_value, x_prime=y_value)[0]["divergence"]
     if exact == math.inf:
-        raise ParameterError("--x-prime", f"D_{alpha:g} is +∞ at this pair (an output possible at x is impossible at x′): "
-                                          "nothing finite to estimate; choose inputs with the same support")
+        raise ParameterError("x_prime", f"D_{alpha:g} is +∞ at this pair (an output possible at x is impossible at x′): "
+                                        "nothing finite to estimate; choose inputs with the same support")
     require_memory(mechanism, samples, 1)
     cells = mechanism.support_size
     rng = np.random.default_rng(seed)

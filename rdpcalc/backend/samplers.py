@@ -29,11 +29,11 @@ def sample(mechanism: Mechanism, x, rng: np.random.Generator) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     bound = float(mechanism.bound)
     if np.any(np.abs(x) > bound * (1 + 1e-12)):
-        raise ParameterError("--x", f"inputs must lie in [-{bound:g}, {bound:g}]")
+        raise ParameterError("x", f"inputs must lie in [-{bound:g}, {bound:g}]")
     for cls, function in SAMPLERS.items():
         if isinstance(mechanism, cls):
             return function(mechanism, x, rng)
-    raise ParameterError("MECHANISM", f"no sampler for {mechanism.name}")
+    raise ParameterError("mechanism", f"no sampler for {mechanism.name}")
 
 
 def sample_rqm(mech: RQM, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -83,7 +83,7 @@ def sample_qmgeo(mech: QMGeo, x: np.ndarray, rng: np.random.Generator) -> np.nda
     """Eq. (9) with the text's supports: a λ-coin picks the upward branch (orientation S) or the
     downward one (L, literally), then a geometric step truncated to the levels, by inverse CDF."""
     if mech.normalisers != "text" or mech.tie != "lower":
-        raise ParameterError("--normalisers", "the sampler runs the text's supports with the default tie rule")
+        raise ParameterError("normalisers", "the sampler runs the text's supports with the default tie rule")
     R, p = mech.R, float(mech.p)
     q = 1 - p
     spacing = float(mech.spacing)

@@ -40,13 +40,13 @@ DEPTH_CUTOFF = 80.0
 
 
 def check_t(t: Number) -> float:
-    """The input range t > 0 (``--t``)."""
-    return float(positive(t, "--t"))
+    """The input range t > 0 (``t``)."""
+    return float(positive(t, "t"))
 
 
 def check_quantizer(quantizer: str) -> str:
     if quantizer not in QUANTIZERS:
-        raise ParameterError("--quantizer", f"must be one of {', '.join(QUANTIZERS)}, got {quantizer!r}")
+        raise ParameterError("quantizer", f"must be one of {', '.join(QUANTIZERS)}, got {quantizer!r}")
     return quantizer
 
 
@@ -179,7 +179,7 @@ def irwin_hall_entropy(n: int, sigma: Number, t: Number) -> float:
 def langevin_sigma(bits: int | str) -> float:
     """σ_b = 1/((2^b − 2)√(ln 4)) for b ≥ 2 [derived; App. C.2 gives no formula]: the shifted Gaussian quantizer on data
     scaled to [−1, 1] (t = 2) needs 2 + t/η = 2^b with η = 2σ_b√(ln 4) (Prop. 2)."""
-    b = to_int(bits, "--bits")
+    b = to_int(bits, "bits")
     if b < 2:
-        raise ParameterError("--bits", f"must be an integer ≥ 2, got {b}")
+        raise ParameterError("bits", f"must be an integer ≥ 2, got {b}")
     return 1 / ((2**b - 2) * math.sqrt(math.log(4)))

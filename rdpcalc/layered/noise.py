@@ -47,22 +47,22 @@ DEPTH_SHAPE = {GAUSS: 1.5, LAPLACE: 2.0}
 
 # ------------------------------------------------------------------ parameter checks
 def check_noise(noise: str, allowed: tuple[str, ...] = LAYERED_NOISES) -> str:
-    """``noise`` if it is one of ``allowed``, else :class:`ParameterError` naming ``--noise``."""
+    """``noise`` if it is one of ``allowed``, else :class:`ParameterError` naming ``noise``."""
     if noise not in allowed:
-        raise ParameterError("--noise", f"must be one of {', '.join(allowed)}, got {noise!r}")
+        raise ParameterError("noise", f"must be one of {', '.join(allowed)}, got {noise!r}")
     return noise
 
 
 def check_sigma(sigma: Number) -> float:
-    """σ > 0 (``--sigma``) as a float."""
-    return float(positive(sigma, "--sigma"))
+    """σ > 0 (``sigma``) as a float."""
+    return float(positive(sigma, "sigma"))
 
 
 def check_clients(n: int | str) -> int:
-    """The number of clients n, an integer ≥ 1 (``--n``)."""
-    n = to_int(n, "--n")
+    """The number of clients n, an integer ≥ 1 (``n``)."""
+    n = to_int(n, "n")
     if n < 1:
-        raise ParameterError("--n", f"must be an integer ≥ 1, got {n}")
+        raise ParameterError("n", f"must be an integer ≥ 1, got {n}")
     return n
 
 
@@ -219,8 +219,8 @@ def _uniform_sum_series(n: int, m: int, s: mpmath.mpf) -> mpmath.mpf:
 def _check_ih(n: int, sigma: Number, minimum: int = 1) -> tuple[int, Fraction]:
     n = check_clients(n)
     if n < minimum:
-        raise ParameterError("--n", f"must be an integer ≥ {minimum} here, got {n}")
-    return n, positive(sigma, "--sigma")
+        raise ParameterError("n", f"must be an integer ≥ {minimum} here, got {n}")
+    return n, positive(sigma, "sigma")
 
 
 def irwin_hall_halfwidth(n: int, sigma: Number = 1) -> float:
@@ -298,10 +298,10 @@ def irwin_hall_mean_abs(n: int, sigma: Number = 1) -> mpmath.mpf:
 
 # ------------------------------------------------------------------ Rényi divergences (nats)
 def check_sensitivity(sensitivity: Number) -> Fraction:
-    """The shift Δ ≥ 0 between neighbouring outputs (``--sensitivity``)."""
-    delta = to_fraction(sensitivity, "--sensitivity")
+    """The shift Δ ≥ 0 between neighbouring outputs (``sensitivity``)."""
+    delta = to_fraction(sensitivity, "sensitivity")
     if delta < 0:
-        raise ParameterError("--sensitivity", f"must be ≥ 0, got {float(delta):g}")
+        raise ParameterError("sensitivity", f"must be ≥ 0, got {float(delta):g}")
     return delta
 
 
@@ -310,7 +310,7 @@ def gaussian_rdp(alpha: float | str, sigma: Number, sensitivity: Number) -> mpma
     +∞ at α = ∞ unless Δ = 0. Every "Gaussian noise ✓" scheme of Hegazy et al. (2024), Table 1, has
     exactly this RDP [derived: its error is exactly N(0, σ²)]."""
     alpha = parse_alpha(alpha)
-    sigma, delta = positive(sigma, "--sigma"), check_sensitivity(sensitivity)
+    sigma, delta = positive(sigma, "sigma"), check_sensitivity(sensitivity)
     if delta == 0:
         return mpmath.mpf(0)
     if alpha == math.inf:
@@ -324,7 +324,7 @@ def laplace_rdp(alpha: float | str, sigma: Number, sensitivity: Number) -> mpmat
     computed as ε + log1p((α−1)/(2α−1) · expm1(−(2α−1)ε)) / (α−1), which has no cancellation near
     α = 1; α = 1: ε + e^{−ε} − 1 (KL); α = ∞: ε."""
     alpha = parse_alpha(alpha)
-    sigma, delta = positive(sigma, "--sigma"), check_sensitivity(sensitivity)
+    sigma, delta = positive(sigma, "sigma"), check_sensitivity(sensitivity)
     eps = to_mpf(delta) * mpmath.sqrt(2) / to_mpf(sigma)
     if alpha == math.inf:
         return eps

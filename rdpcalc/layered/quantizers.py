@@ -27,7 +27,7 @@ def subtractive_dithering(x, step: Number, rng: np.random.Generator) -> tuple[np
     """Example 1: S ~ U(−1/2, 1/2), M = ⌈x/w + S⌋, Y = (M − S) w; then Y − x ~ U(−w/2, w/2),
     independent of x. Returns (Y, M)."""
     x = np.asarray(x, float)
-    w = float(positive(step, "--step"))
+    w = float(positive(step, "step"))
     s = rng.uniform(-0.5, 0.5, x.shape)
     m = round_half_up(x / w + s)
     return (m - s) * w, m
