@@ -164,5 +164,5 @@ def test_invalid_parameters(kwargs, parameter):
 
 
 def test_input_range_is_half_the_clip():
-    with pytest.raises(ParameterError, match="--x"):
+    with pytest.raises(ParameterError, match="^x: "):
         api.divergence(QG(1, 4, 1), x="0.6", x_prime="0")
