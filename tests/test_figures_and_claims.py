@@ -4,19 +4,18 @@ and the claims checker reaches the known verdicts."""
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
-from rdpcalc import claims
+from rdpcalc import __version__, claims
 from rdpcalc.cli import main
-from rdpcalc.figures import generate, registry, select, write_index
+from rdpcalc.figures import generate, output_names, registry, select, write_index
 
 
 def read_csv(path):
-    lines = path.read_text().splitlines()
-    header = [line for line in lines if line.startswith("# ")]
-    rows = list(csv.DictReader(line for line in lines if not line.startswith("# ")))
-    return header, rows
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
 FAST = ["rqm-fig1b", "rqm-fig2-right", "qgauss-dinf", "qmgeo-legend", "qmgeo-pmf", "qmgeo-blowup", "corbin-mse",
@@ -24,19 +23,21 @@ FAST = ["rqm-fig1b", "rqm-fig2-right", "qgauss-dinf", "qmgeo-legend", "qmgeo-pmf
 
 
 @pytest.mark.parametrize("figure_id", FAST)
-def test_figure_writes_png_and_csv_with_parameters(tmp_path, figure_id):
+def test_figure_writes_png_csv_and_meta_with_parameters(tmp_path, figure_id):
     spec = registry()[figure_id]
     comparison = generate(spec, tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(output_names(spec))
     png, table = tmp_path / f"{figure_id}.png", tmp_path / f"{figure_id}.csv"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-    header, rows = read_csv(table)
-    assert any(line.startswith("# parameters:") for line in header) and rows
+    assert not table.read_text().startswith("#") and read_csv(table)
+    meta = json.loads((tmp_path / f"{figure_id}.meta.json").read_text())
+    assert (meta["id"], meta["parameters"], meta["rdpcalc_version"]) == (figure_id, spec.parameters, __version__)
     assert comparison and "nan" not in comparison.lower()
 
 
 def test_figure_2_right_data_match_the_reference_values(tmp_path):
     generate(registry()["rqm-fig2-right"], tmp_path)
-    _, rows = read_csv(tmp_path / "rqm-fig2-right.csv")
+    rows = read_csv(tmp_path / "rqm-fig2-right.csv")
     worst40 = {row["curve"]: row for row in rows if row["protocol"] == "worst" and row["n"] == "40" and row["alpha"] == "inf"}
     assert float(worst40["RQM (Δ=c, q=0.42)"]["divergence"]) == pytest.approx(5.0071, abs=6e-5)
     assert float(worst40["PBM (θ=0.25, 16 trials)"]["divergence"]) == pytest.approx(17.578, abs=6e-4)
@@ -44,7 +45,7 @@ def test_figure_2_right_data_match_the_reference_values(tmp_path):
 
 def test_quantized_gaussian_figure_3_values(tmp_path):
     generate(registry()["qgauss-fig3"], tmp_path)
-    _, rows = read_csv(tmp_path / "qgauss-fig3.csv")
+    rows = read_csv(tmp_path / "qgauss-fig3.csv")
     kl = {int(r["k"]): float(r["quantized_gaussian"]) for r in rows if r["alpha"] == "1.0"}
     assert kl[2] == pytest.approx(0.228426468352, rel=1e-10)
     assert kl[64] == pytest.approx(0.45836597278, rel=1e-10)
@@ -53,7 +54,7 @@ def test_quantized_gaussian_figure_3_values(tmp_path):
 
 def test_qmgeo_legend_table(tmp_path):
     generate(registry()["qmgeo-legend"], tmp_path)
-    _, rows = read_csv(tmp_path / "qmgeo-legend.csv")
+    rows = read_csv(tmp_path / "qmgeo-legend.csv")
     values = {(r["R"], r["p"]): float(r["eq27_kappa2_d_abs25"]) for r in rows}
     assert round(values[("8", "0.9")], 3) == 2.626 and round(values[("16", "0.9")], 3) == 4.492
     assert all(r["mechanism_worst_d2"] == "inf" for r in rows)
@@ -63,7 +64,8 @@ def test_index_lists_every_figure(tmp_path):
     specs = select(["rqm-fig1b", "corbin-ratio"])
     comparisons = {spec.id: generate(spec, tmp_path) for spec in specs}
     text = write_index(tmp_path, specs, comparisons).read_text()
-    assert "![rqm-fig1b](rqm-fig1b.png)" in text and "corbin-ratio.csv" in text
+    assert "![rqm-fig1b](rqm-fig1b.png)" in text and "corbin-ratio.csv" in text and "(corbin-ratio.meta.json)" in text
+    assert "header lines" not in text and "`pandas.read_csv` loads it" in text
 
 
 def test_figures_command_lists_and_refuses_unknown_ids(capsys):
