@@ -104,24 +104,107 @@ def test_fl_learns(mechanism, params):
         assert result["summary"]["epsilon"] > 0 and np.isfinite(result["summary"]["epsilon"])
 
 
-def test_fl_label_split_and_pairs(tmp_path, capsys):
+def test_fl_label_split_and_pairs():
     from rdpcalc.backend import fl
 
     federated = _digits_data(10, "label")
     assert all(len(set(labels)) <= 4 for labels in federated.client_y)
     config = fl.RunConfig(mechanism="corbin", params={"eps_p": 1, "r": "0.05"}, rounds=3, per_round=3)
-    with pytest.raises(ParameterError, match="--per-round"):
+    with pytest.raises(ParameterError, match="^n: CorBin-FL pairs the sampled clients"):
         fl.run(config, federated)
     code = main(["fl", "--mechanism", "pbm", "--c", "0.05", "--theta", "0.25", "--trials", "16", "--rounds", "5",
+
+
+def test_fl_command_writes_its_folder(tmp_path, capsys):
+    from rdpcalc.backend import fl
+    from rdpcalc.io import MANIFEST
+
                  "--clients", "20", "--per-round", "4", "--out", str(tmp_path / "run")])
-    assert code == 0 and (tmp_path / "run" / "fl.png").exists()
-    lines = (tmp_path / "run" / "fl.csv").read_text().splitlines()
-    assert sum(1 for line in lines if not line.startswith("#")) == 6  # header + 5 rounds
+    assert code == 0 and sorted(path.name for path in (tmp_path / "run").iterdir()) == sorted([*fl.FL_FILES, MANIFEST])
+    assert len((tmp_path / "run" / "fl.csv").read_text().splitlines()) == 6  # header + 5 rounds
     code = main(["fl", "--mechanism", "rqm", "--c", "0.05", "--delta", "0.05", "--m", "16"])
     assert code == 2 and "--q" in capsys.readouterr().err
 
 
 def _write_idx(path, array: np.ndarray, gz: bool):
+RQM_FL = {"c": "0.05", "delta": "0.05", "m": 16, "q": "0.42"}
+SETUP = {"mechanism": "none", "params": {}, "clip": None, "rounds": 2, "n": 4, "lr": 0.5, "batch": 8, "hidden": 4,
+         "seed": 0, "dp_delta": 1e-5, "clients": 20, "split": "iid"}
+
+
+def test_fl_summary_keeps_the_mechanism_parameters_apart_from_the_dp_delta(tmp_path):
+    """RQM's Δ = 0.05 was recorded as the DP δ 1e-5 (the run's δ overwrote the parameter of the
+    same name): the parameters are nested under ``parameters`` with their own types, δ is
+    ``dp_delta``, in the summary and in fl.meta.json."""
+    from rdpcalc.backend import fl
+
+    config, federated = fl.setup(**{**SETUP, "mechanism": "rqm", "params": RQM_FL, "dp_delta": "1e-5"})
+    result = fl.run(config, federated)
+    fl.write_run(tmp_path, result)
+    meta = json.loads((tmp_path / "fl.meta.json").read_text())
+    assert json.loads((tmp_path / "summary.json").read_text()) == [{k: v for k, v in meta.items() if k != "rdpcalc_version"}]
+    for summary in (result["summary"], meta):
+        parameters = summary["parameters"]
+        assert parameters == {"c": 0.05, "delta": 0.05, "m": 16, "q": 0.42} and "delta" not in summary
+        assert type(parameters["delta"]) is float and type(parameters["m"]) is int
+        assert summary["dp_delta"] == 1e-5 and type(summary["dp_delta"]) is float
+        assert summary["mechanism"] == "rqm" and summary["rounds"] == 2 and summary["clients"] == 20
+    config, federated = fl.setup(**{**SETUP, "mechanism": "corbin", "params": {"eps_p": 1, "r": "0.05"}, "n": 2})
+    parameters = fl.run(config, federated)["summary"]["parameters"]
+    assert parameters["view"] == "marginal" and type(parameters["d"]) is int and type(parameters["eps_p"]) is float
+    config, federated = fl.setup(**{**SETUP, "clip": "0.1"})
+    summary = fl.run(config, federated)["summary"]
+    assert summary["parameters"] == {"clip": 0.1} and summary["epsilon"] == math.inf
+
+
+def test_fl_setup_names_each_refused_parameter_before_reading_data(tmp_path):
+    """Each check of :func:`setup` names its parameter (keyword names, no command-line
+    spellings); all of them run before the data is read (a missing image file is not reached)."""
+    from rdpcalc.backend import fl
+
+    missing = {"images": tmp_path / "missing.gz", "labels": tmp_path / "missing.gz"}
+    cases = [({"mechanism": "sgd"}, "mechanism"), ({"clip": 0}, "clip"), ({"clip": "inf"}, "clip"),
+             ({"mechanism": "rqm", "params": RQM_FL, "clip": 0.05}, "clip"), ({"params": {"q": 1}}, "q"),
+             ({"rounds": 0}, "rounds"), ({"rounds": 1.5}, "rounds"), ({"n": 21}, "n"),
+             ({"mechanism": "corbin", "params": {"eps_p": 1, "r": 1}, "n": 3}, "n"),
+             ({"lr": 0}, "lr"), ({"lr": "inf"}, "lr"), ({"batch": 0}, "batch"), ({"hidden": 10**6}, "hidden"),
+             ({"seed": -1}, "seed"), ({"clients": 0}, "clients"), ({"dp_delta": 1}, "dp_delta"),
+             ({"dp_delta": "x"}, "dp_delta"), ({"mechanism": "pbm", "params": {"c": "0.05", "theta": 2, "trials": 4}}, "theta")]
+    for change, name in cases:
+        with pytest.raises(ParameterError) as refused:
+            fl.setup(**{**SETUP, **missing, **change})
+        assert refused.value.parameter == name, (change, refused.value)
+        assert "--" not in refused.value.message
+    with pytest.raises(ParameterError, match="^n: must be an integer in \\[1, `clients` = 20\\], got 21$"):
+        fl.setup(**{**SETUP, **missing, "n": 21})
+    with pytest.raises(ParameterError, match="^labels: `images` and `labels` go together$"):
+        fl.setup(**{**SETUP, "images": tmp_path / "missing.gz"})
+    with pytest.raises(ParameterError, match="^images: cannot read"):
+        fl.setup(**{**SETUP, **missing})
+    with pytest.raises(ParameterError, match="^split: must be one of iid, label"):
+        fl.setup(**{**SETUP, "split": "random"})
+    with pytest.raises(ParameterError, match=r"^clients: must be an integer in \[1, \d+\] for this data, got 100000$"):
+        fl.setup(**{**SETUP, "clients": 10**5})
+
+
+def test_write_run_writes_its_files_all_or_none(tmp_path):
+    from rdpcalc.backend import fl
+    from rdpcalc.io import written_here
+
+    config, federated = fl.setup(**SETUP)
+    result = fl.run(config, federated)
+    fl.write_run(tmp_path / "run", result)
+    assert written_here(tmp_path / "run") == set(fl.FL_FILES)
+    assert (tmp_path / "run" / "fl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "run" / "fl.csv").read_text().splitlines() == [
+        "round,test_loss,test_accuracy", *(f"{r['round']},{r['test_loss']!r},{r['test_accuracy']!r}" for r in result["rounds"])]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "fl.png").mkdir()  # a folder where the plot goes: nothing is written
+    with pytest.raises(ParameterError, match="^out: must be a file path"):
+        fl.write_run(tmp_path / "other", result)
+    assert [path.name for path in (tmp_path / "other").iterdir()] == ["fl.png"]
+
+
     header = struct.pack(">HBB", 0, 0x08, array.ndim) + struct.pack(f">{array.ndim}I", *array.shape)
     payload = header + array.astype(np.uint8).tobytes()
     if gz:
@@ -142,8 +225,8 @@ def test_idx_loader_on_a_generated_file(tmp_path):
     x, y = data.idx_dataset(tmp_path / "images.idx.gz", tmp_path / "labels.idx")
     assert x.shape == (30, 20) and np.allclose(x * 255, images.reshape(30, 20)) and list(y) == list(labels)
     (tmp_path / "bad.idx").write_bytes(b"\x01\x02")
-    with pytest.raises(ParameterError, match="--images: bad.idx is truncated"):
-        data.read_idx(tmp_path / "bad.idx", "--images")
+    with pytest.raises(ParameterError, match="^images: bad.idx is truncated"):
+        data.read_idx(tmp_path / "bad.idx", "images")
 
 
 # ----------------------------------------------------------------------------- reliability: Monte Carlo
@@ -269,10 +352,10 @@ def test_an_idx_bomb_is_refused_before_its_data_is_read(tmp_path):
     holds_more.write_bytes(gzip.compress(_idx_header(10, 2, 2) + bytes(20 * 2**20)))
     tracemalloc.start()
     try:
-        with pytest.raises(ParameterError, match="--images: 60000 images .* over the budget"):
+        with pytest.raises(ParameterError, match="^images: 60000 images .* over the budget"):
             data.idx_dataset(claims_huge, tmp_path / "labels.idx")
-        with pytest.raises(ParameterError, match=r"--images: more.gz holds more data than its header's shape \(10, 2, 2\)"):
-            data.read_idx(holds_more, "--images")
+        with pytest.raises(ParameterError, match=r"^images: more.gz holds more data than its header's shape \(10, 2, 2\)"):
+            data.read_idx(holds_more, "images")
         assert tracemalloc.get_traced_memory()[1] < 2**20
     finally:
         tracemalloc.stop()
@@ -292,16 +375,16 @@ def test_truncated_corrupt_and_mismatched_idx_files_name_their_option(tmp_path):
     (tmp_path / "int.idx").write_bytes(_idx_header(30, dtype=0x0C) + bytes(120))
     (tmp_path / "empty.idx").write_bytes(_idx_header(0, 3))
     labels = tmp_path / "labels.idx"
-    cases = [(tmp_path / "cut.gz", labels, "--images: cut.gz is corrupt or truncated"),
-             (tmp_path / "junk.gz", labels, "--images: junk.gz is corrupt or truncated"),
-             (tmp_path / "images.gz", tmp_path / "labels29.idx", r"--labels: must hold one label per image \(30\)"),
-             (tmp_path / "images.gz", tmp_path / "short.idx", "--labels: short.idx holds 29 data bytes but its header claims 30"),
-             (tmp_path / "images.gz", tmp_path / "int.idx", "--labels: int.idx is not an unsigned-byte IDX file"),
-             (tmp_path / "empty.idx", labels, "--images: empty.idx claims the shape"),
-             (labels, labels, "--images: must hold images"),
-             (tmp_path / "missing.gz", labels, "--images: cannot read .*missing.gz"),
-             (tmp_path, labels, "--images: must be a regular file"),
-             (tmp_path / "images.gz", tmp_path, "--labels: must be a regular file")]
+    cases = [(tmp_path / "cut.gz", labels, "^images: cut.gz is corrupt or truncated"),
+             (tmp_path / "junk.gz", labels, "^images: junk.gz is corrupt or truncated"),
+             (tmp_path / "images.gz", tmp_path / "labels29.idx", r"^labels: must hold one label per image \(30\)"),
+             (tmp_path / "images.gz", tmp_path / "short.idx", "^labels: short.idx holds 29 data bytes but its header claims 30"),
+             (tmp_path / "images.gz", tmp_path / "int.idx", "^labels: int.idx is not an unsigned-byte IDX file"),
+             (tmp_path / "empty.idx", labels, "^images: empty.idx claims the shape"),
+             (labels, labels, "^images: must hold images"),
+             (tmp_path / "missing.gz", labels, "^images: cannot read .*missing.gz"),
+             (tmp_path, labels, "^images: must be a regular file"),
+             (tmp_path / "images.gz", tmp_path, "^labels: must be a regular file")]
     for image_path, label_path, message in cases:
         with pytest.raises(ParameterError, match=message):
             data.idx_dataset(image_path, label_path)
@@ -313,7 +396,7 @@ def test_idx_memory_is_estimated_and_refused_on_images(tmp_path):
 
     _write_idx(tmp_path / "images.gz", np.zeros((10000, 28, 28)), gz=True)
     _write_idx(tmp_path / "labels.gz", np.zeros(10000), gz=True)
-    with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="--images: .* over the budget"):
+    with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="^images: .* over the budget"):
         data.idx_dataset(tmp_path / "images.gz", tmp_path / "labels.gz")
     x, y = data.idx_dataset(tmp_path / "images.gz", tmp_path / "labels.gz")
     assert x.shape == (10000, 784) and x.dtype == np.float32 and len(y) == 10000
@@ -331,13 +414,13 @@ def test_fl_command_refuses_a_bad_idx_file_in_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("mechanism, params", [("none", {}), ("pbm", {"c": "0.05", "theta": "0.25", "trials": 4})])
 def test_a_diverged_fl_run_is_refused_on_lr_with_its_round(mechanism, params):
     """A step of 10³⁰ overflows the float32 model at the first round: the test loss is NaN, which
-    reached the CSV/JSON writers (an internal error); now refused on --lr naming the round."""
+    reached the CSV/JSON writers (an internal error); now refused on ``lr`` naming the round."""
     from rdpcalc.backend import fl
 
     config = fl.RunConfig(mechanism=mechanism, params=params, rounds=3, per_round=4, lr=1e30, seed=0)
-    with pytest.raises(ParameterError, match=r"--lr: training diverged at round 1 \(.* not finite\); lower --lr"):
+    with pytest.raises(ParameterError, match=r"^lr: training diverged at round 1 \(.* not finite\); lower `lr`"):
         fl.run(config, _digits_data())
-    with pytest.raises(ParameterError, match="--lr: must be a finite number > 0"):
+    with pytest.raises(ParameterError, match="^lr: must be a finite number > 0"):
         fl.run(fl.RunConfig(lr=float("inf")), _digits_data())
 
 
@@ -349,7 +432,7 @@ def test_fl_progress_totals_dimension_and_memory_refusal():
     result = fl.run(fl.RunConfig(rounds=3, per_round=4, hidden=8), _digits_data(), lambda d, t: calls.append((d, t)))
     assert calls == [(1, 3), (2, 3), (3, 3)] and result["summary"]["dimension"] == 64 * 8 + 8 + 8 * 10 + 10
     assert all(np.isfinite(r["test_loss"]) for r in result["rounds"])
-    with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="--hidden: .* over the budget"):
+    with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="^hidden: .* over the budget"):
         fl.run(fl.RunConfig(rounds=1, per_round=20, hidden=10**4), _digits_data())
 
 

@@ -7,9 +7,16 @@ through the mechanism, coordinate by coordinate; the server decodes the (SecAgg)
 mean gradient and takes a step. The mechanisms run through the same vectorised samplers as the
 Monte Carlo checks (:mod:`.samplers`), on the (clients × coordinates) array.
 
-A round's memory is estimated before training (refused on --hidden beyond the budget); a
+:func:`setup` checks a run's parameters (before any data is read) and loads and federates the
+data; :func:`run` trains; :func:`write_run` writes a run's folder (:data:`FL_FILES`): ``fl.csv``
+(test loss and accuracy per round, a plain CSV), ``fl.meta.json`` (its sidecar: the run's
+summary, i.e. its parameters and the accounted (ε, δ), and the rdpcalc version),
+``summary.json`` (the summary as a list of one record, as the CLI prints it with ``--json``)
+and ``fl.png``.
+
+A round's memory is estimated before training (refused on ``hidden`` beyond the budget); a
 run whose gradients or test loss stop being finite (too large a step) is stopped with a
-:class:`ParameterError` on --lr naming the round, so no NaN reaches the records.
+:class:`ParameterError` on ``lr`` naming the round, so no NaN reaches the records.
 """
 
 from __future__ import annotations
@@ -17,12 +24,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from .. import api, resources
+from .. import __version__, resources
+from ..accounting import check_delta
 from ..errors import ParameterError
-from .data import FederatedData
+from ..exactnum import to_fraction, to_int
+from ..io import json_text, record_written, to_csv, to_json, write_outputs
+from ..mechanisms.base import Mechanism
+from ..queries import make_mechanism
+from ..runs import account
+from .data import FederatedData, digits, federate, idx_dataset
 from .samplers import sample, sample_corbin_pairs
 
 #: mechanism → (the rdpcalc mechanism behind it, the observer of its privacy accounting: the
@@ -35,12 +49,19 @@ FL_MECHANISMS = {"none": (None, None), "rqm": ("rqm", "server"), "pbm": ("pbm", 
 #: peak bytes per coordinate of a sampled client's message in a round (see :func:`peak_memory`)
 BYTES_PER_COORDINATE = 160
 
+#: The files :func:`write_run` writes into a run's folder.
+FL_FILES = ("fl.csv", "fl.meta.json", "summary.json", "fl.png")
+
+#: the largest value :func:`setup` takes for each integer parameter
+LIMITS = {"rounds": 10**6, "n": 10**6, "clients": 10**6, "batch": 10**5, "hidden": 10**5, "seed": 2**63 - 1}
+
 
 @dataclass(frozen=True)
 class RunConfig:
     """A run: the mechanism (one of FL_MECHANISMS) and its parameters, ``clip`` for the
-    clipped-SGD baseline, rounds, clients sampled per round, learning rate, minibatch size,
-    hidden width of the MLP, and the seed."""
+    clipped-SGD baseline, rounds, clients sampled per round (``per_round``, named ``n`` by
+    :func:`setup` and in errors), learning rate, minibatch size, hidden width of the MLP, the
+    seed, and the δ of the accounted (ε, δ)."""
 
     mechanism: str = "none"
     params: dict = field(default_factory=dict)
@@ -51,41 +72,101 @@ class RunConfig:
     batch: int = 32
     hidden: int = 32
     seed: int = 0
-    delta_target: float = 1e-5
+    dp_delta: float = 1e-5
 
 
 def _torch():
     try:
         import torch
     except ImportError:
-        raise ParameterError("--mechanism", "FL runs need the optional extra fl: pip install 'rdpcalc[fl]'") from None
+        raise ParameterError("mechanism", "FL runs need the optional extra fl: pip install 'rdpcalc[fl]'") from None
     return torch
 
 
+def setup(*, mechanism: str, params: dict, clip, rounds, n, lr, batch, hidden, seed, dp_delta, clients, split, images=None,
+          labels=None) -> tuple[RunConfig, FederatedData]:
+    """A run's configuration and data, every parameter checked before any data is read.
+
+    ``n`` is the number of clients sampled per round (:attr:`RunConfig.per_round`). Numbers
+    may be given as numbers or decimal strings. ``params`` are the mechanism's own
+    parameters (qgauss's C_q is its ``clip``); ``clip`` is the clipped-SGD baseline's bound and
+    is taken by ``mechanism="none"`` only (None: 0.05). The data are scikit-learn's digits, or
+    the IDX files ``images`` and ``labels`` (given together), split across ``clients`` by
+    ``split`` (:func:`rdpcalc.backend.data.federate`)."""
+    if mechanism not in FL_MECHANISMS:
+        raise ParameterError("mechanism", f"must be one of {', '.join(FL_MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "none" and params:
+        raise ParameterError(sorted(params)[0], "is not a parameter of clipped SGD (mechanism `none` takes only `clip`)")
+    if mechanism != "none" and clip is not None:
+        raise ParameterError("clip", f"is the bound of clipped SGD (mechanism `none`); {mechanism}'s parameters go in "
+                                     "`params`")
+    integers = {name: _integer(value, name, 0 if name == "seed" else 1) for name, value in
+                (("rounds", rounds), ("n", n), ("clients", clients), ("batch", batch), ("hidden", hidden), ("seed", seed))}
+    clients = integers.pop("clients")
+    integers["per_round"] = integers.pop("n")
+    baseline = {} if clip is None else {"clip": _positive(clip, "clip")}
+    config = RunConfig(mechanism=mechanism, params=dict(params), lr=_positive(lr, "lr"),
+                       dp_delta=check_delta(float(to_fraction(dp_delta, "dp_delta")), "dp_delta"), **baseline, **integers)
+    check(config, clients)
+    if (images is None) != (labels is None):
+        raise ParameterError("labels" if labels is None else "images", "`images` and `labels` go together")
+    x, y = idx_dataset(images, labels) if images is not None else digits()
+    return config, federate(x, y, clients, split, config.seed)
+
+
+def _integer(value, name: str, low: int) -> int:
+    number = to_int(value, name)
+    if not low <= number <= LIMITS[name]:
+        raise ParameterError(name, f"must be an integer in [{low}, {LIMITS[name]}], got {number}")
+    return number
+
+
+def _positive(value, name: str) -> float:
+    number = float(to_fraction(value, name))
+    if number <= 0:
+        raise ParameterError(name, f"must be a finite number > 0, got {value!r}")
+    return number
+
+
+def check(config: RunConfig, clients: int) -> Mechanism | None:
+    """Check ``config`` for a run over ``clients`` clients; returns the mechanism (None for
+    clipped SGD)."""
+    if config.mechanism not in FL_MECHANISMS:
+        raise ParameterError("mechanism", f"must be one of {', '.join(FL_MECHANISMS)}, got {config.mechanism!r}")
+    if not 1 <= config.per_round <= clients:
+        raise ParameterError("n", f"must be an integer in [1, `clients` = {clients}], got {config.per_round}")
+    if config.mechanism == "corbin" and config.per_round % 2:
+        raise ParameterError("n", "CorBin-FL pairs the sampled clients: use an even number")
+    for value, name in ((config.rounds, "rounds"), (config.batch, "batch"), (config.hidden, "hidden")):
+        if value < 1:
+            raise ParameterError(name, f"must be an integer ≥ 1, got {value}")
+    if not 0 < config.lr < math.inf:
+        raise ParameterError("lr", f"must be a finite number > 0, got {config.lr}")
+    if not 0 < config.clip < math.inf:
+        raise ParameterError("clip", f"must be a finite number > 0, got {config.clip}")
+    check_delta(config.dp_delta, "dp_delta")
+    name = FL_MECHANISMS[config.mechanism][0]
+    mechanism = make_mechanism(name, **config.params) if name else None
+    if config.mechanism == "corbin" and mechanism.view != "marginal":
+        raise ParameterError("view", "the FL run uses the clients' uplinks (marginal view)")
+    return mechanism
+
+
 def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], None] | None = None) -> dict:
-    """Train and return {"rounds": per-round records (loss, accuracy), "summary": record}."""
+    """Train and return {"rounds": per-round records (round, test loss, test accuracy),
+    "summary": the run's record}: the mechanism and its ``parameters`` (as
+    :meth:`~rdpcalc.mechanisms.base.Mechanism.parameters` gives them; ``{"clip": …}`` for
+    clipped SGD), the run's settings, the final test accuracy and loss, and the accounted
+    (ε, δ): ``epsilon`` at ``dp_delta`` (:func:`_privacy`)."""
     torch = _torch()
     from torch.func import functional_call, grad, vmap
 
-    if config.mechanism not in FL_MECHANISMS:
-        raise ParameterError("--mechanism", f"must be one of {', '.join(FL_MECHANISMS)}, got {config.mechanism!r}")
     clients = len(data.client_x)
-    if not 1 <= config.per_round <= clients:
-        raise ParameterError("--per-round", f"must be an integer in [1, {clients}], got {config.per_round}")
-    if config.mechanism == "corbin" and config.per_round % 2:
-        raise ParameterError("--per-round", "CorBin-FL pairs the sampled clients: use an even number")
-    for value, option in ((config.rounds, "--rounds"), (config.batch, "--batch"), (config.hidden, "--hidden")):
-        if value < 1:
-            raise ParameterError(option, f"must be an integer ≥ 1, got {value}")
-    if not 0 < config.lr < math.inf:
-        raise ParameterError("--lr", f"must be a finite number > 0, got {config.lr}")
-    name, observer = FL_MECHANISMS[config.mechanism]
-    mechanism = api.make_mechanism(name, **config.params) if name else None
-    if config.mechanism == "corbin" and mechanism is not None and mechanism.view != "marginal":
-        raise ParameterError("--view", "the FL run uses the clients' uplinks (marginal view)")
+    mechanism = check(config, clients)
+    observer = FL_MECHANISMS[config.mechanism][1]
 
     dimension = data.features * config.hidden + config.hidden + config.hidden * data.classes + data.classes
-    resources.require(peak_memory(config, dimension, data), "--hidden",
+    resources.require(peak_memory(config, dimension, data), "hidden",
                       f"{config.per_round} clients' messages over a model of {dimension} coordinates")
 
     torch.manual_seed(config.seed)
@@ -125,14 +206,14 @@ def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], N
         history.append({"round": round_index, "test_loss": test_loss, "test_accuracy": accuracy})
         if progress is not None:
             progress(round_index, config.rounds)
-    summary = {"mechanism": config.mechanism, **{k: float(v) if isinstance(v, int | float) else v
-                                                 for k, v in config.params.items()},
-               "clip": config.clip if mechanism is None else None, "rounds": config.rounds, "clients": clients,
-               "per_round": config.per_round, "lr": config.lr, "batch": config.batch, "dimension": dimension,
-               "seed": config.seed, "final_test_accuracy": history[-1]["test_accuracy"],
-               "final_test_loss": history[-1]["test_loss"]}
-    summary.update(_privacy(mechanism, observer, config, clients, dimension))
-    return {"rounds": history, "summary": summary}
+    final = history[-1]
+    record = {"mechanism": config.mechanism,
+              "parameters": {"clip": config.clip} if mechanism is None else mechanism.parameters(),
+              "rounds": config.rounds, "clients": clients, "per_round": config.per_round, "lr": config.lr,
+              "batch": config.batch, "hidden": config.hidden, "dimension": dimension, "seed": config.seed,
+              "final_test_accuracy": final["test_accuracy"], "final_test_loss": final["test_loss"],
+              **_privacy(mechanism, observer, config, clients, dimension)}
+    return {"rounds": history, "summary": record}
 
 
 def peak_memory(config: RunConfig, dimension: int, data: FederatedData) -> float:
@@ -146,9 +227,8 @@ def peak_memory(config: RunConfig, dimension: int, data: FederatedData) -> float
 
 def diverged(round_index: int, what: str, lr: float) -> ParameterError:
     """The refusal of a run whose training diverged: NaN or ±∞ reached ``what`` at this round
-    (the model's coordinates overflowed), on --lr, the step size that drives it."""
-    return ParameterError("--lr", f"training diverged at round {round_index} ({what} not finite); lower --lr "
-                                  f"(got {lr:g})")
+    (the model's coordinates overflowed), on ``lr``, the step size that drives it."""
+    return ParameterError("lr", f"training diverged at round {round_index} ({what} not finite); lower `lr` (got {lr:g})")
 
 
 def aggregate(config: RunConfig, mechanism, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -179,10 +259,31 @@ def aggregate(config: RunConfig, mechanism, gradients: np.ndarray, rng: np.rando
 def _privacy(mechanism, observer, config: RunConfig, clients: int, dimension: int) -> dict:
     """The run's (ε, δ) from the accountant (per coordinate, composed over the model's
     coordinates and the rounds; the server knows the sample, so no amplification): ε by PLD,
-    and by RDP beside it."""
+    and by RDP beside it. ``dp_delta`` is the δ of (ε, δ), never a mechanism's parameter (RQM's
+    Δ is ``parameters.delta``)."""
     if mechanism is None:
-        return {"epsilon": math.inf, "delta": config.delta_target, "privacy": "none: clipped SGD without noise"}
-    record = api.account(mechanism, n=config.per_round, clients=clients, rounds=config.rounds, dim=dimension,
-                         delta_target=config.delta_target, observer=observer)
-    return {"epsilon": record["epsilon"], "delta": record["delta"], "method": record["method"],
+        return {"dp_delta": config.dp_delta, "epsilon": math.inf, "privacy": "none: clipped SGD without noise"}
+    record = account(mechanism, n=config.per_round, clients=clients, rounds=config.rounds, dim=dimension,
+                     dp_delta=config.dp_delta, observer=observer)
+    return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["method"],
             "epsilon_rdp": record["epsilon_rdp"], "privacy": record["observer_text"]}
+
+
+def write_run(folder: Path, result: dict) -> None:
+    """Write a run's :data:`FL_FILES` into ``folder`` (created if missing), all or none, and
+    record them in its manifest: ``fl.csv`` (the rounds), ``fl.meta.json`` (the summary, with
+    the rdpcalc version), ``summary.json`` (the summary, as the records printed as JSON) and
+    ``fl.png``. Errors name ``out``."""
+    from .plots import fl_png
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ParameterError("out", f"cannot create {str(folder)!r}: {error.strerror}") from None
+    csv_name, meta_name, summary_name, png_name = FL_FILES
+    summary = result["summary"]
+    write_outputs([(folder / csv_name, to_csv(result["rounds"]), "out"),
+                   (folder / meta_name, json_text({**summary, "rdpcalc_version": __version__}) + "\n", "out"),
+                   (folder / summary_name, to_json([summary]), "out"),
+                   (folder / png_name, fl_png(result), "out")])
+    record_written(folder, FL_FILES)
