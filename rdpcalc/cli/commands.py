@@ -18,7 +18,7 @@ from ..errors import ParameterError
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
 from ..mechanisms import MECHANISMS, Mechanism
 from . import render
-from .options import Opt, command, from_param
+from .options import Opt, command, default_text, from_param
 
 FORMATS = ("table", "json", "csv", "tsv")
 REFERENCES = ("gaussian", "laplace")
@@ -714,7 +714,7 @@ def mechanism_record(cls: type[Mechanism]) -> dict:
 
     parameters = [{"name": param.name, "option": param.option, "aliases": list(param.aliases),
                    "range": param.range_text().removeprefix("must be "),
-                   "default": None if param.default is None else str(param.default), "help": param.help}
+                   "default": None if param.default is None else default_text(param.default), "help": param.help}
                   for param in (*cls.PARAMS, *cls.BOUND_PARAMS)]
     return {"mechanism": cls.name, "title": cls.title, "paper": cls.paper, "parameters": parameters,
             "bound_parameters": [param.name for param in cls.BOUND_PARAMS],

@@ -67,13 +67,20 @@ def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
     """The option of a mechanism's :class:`~rdpcalc.mechanisms.Param` (its converter and range
     stay with the mechanism: the option passes the text through, integers typed as such)."""
     kind: object = {"integer": int, "choice": param.choices}.get(param.kind, str)
-    show = None
-    if param.default is not None:
-        show = str(param.default) if not isinstance(param.default, str) else param.default
+    show = None if param.default is None else default_text(param.default)
     return Opt(param.name, param.help, kind=kind, option=param.option, aliases=param.aliases,
                deprecated=param.deprecated, panel=panel, show=show,
                required=param.required if required is None else required,
                metavar="INTEGER" if kind is int else ("NUMBER" if param.kind == "number" else None))
+
+
+def default_text(value) -> str:
+    """A default as the command line would spell it (exact values as decimals: 0.005333)."""
+    from fractions import Fraction
+
+    from ..exactnum import fmt
+
+    return fmt(value) if isinstance(value, Fraction) else str(value)
 
 
 def option_text(name: str) -> str:
@@ -105,52 +112,69 @@ def _click_type(opt: Opt):
     return list[annotation] if opt.multiple else annotation
 
 
-def _parameter(name: str, opt: Opt, spellings: Sequence[str], hidden: bool) -> inspect.Parameter:
+def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool = False) -> inspect.Parameter:
+    """The typer parameter of ``opt`` under ``spellings``; a deprecated spelling's is hidden and
+    has no default (so that giving it can be told apart)."""
     import typer
 
-    default = False if opt.kind is bool else None
     if opt.kind is bool:
-        show_default = False
+        default, show_default = False, False
+    elif deprecated or opt.default is None:
+        default, show_default = None, False
     else:
-        show_default = opt.show if opt.show is not None else (str(opt.default) if opt.default not in (None, ()) else False)
-    info = typer.Option(default, *spellings, help=opt.help + (" [required]" if opt.required and hidden is False else ""),
-                        rich_help_panel=opt.panel, show_default=show_default, metavar=opt.metavar, hidden=hidden)
+        default = list(opt.default) if opt.multiple else opt.default
+        show_default = opt.show if opt.show is not None else True
+    text = opt.help + (" [required]" if opt.required else "")
+    info = typer.Option(default, *spellings, help=text, rich_help_panel=opt.panel, show_default=show_default,
+                        metavar=opt.metavar, hidden=opt.hidden or deprecated)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
+
+
+def _given(name: str) -> bool:
+    """Whether the option ``name`` of the running command was given on the command line (not
+    left at its default)."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    return get_current_context().get_parameter_source(name) not in (None, ParameterSource.DEFAULT,
+                                                                    ParameterSource.DEFAULT_MAP)
 
 
 def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., None]:
     """A function typer can turn into a command: its parameters are ``options`` (and a hidden
-    one per deprecated spelling); calling it merges deprecated spellings, applies defaults,
-    checks required options and calls ``body`` with every option by its API keyword."""
+    one per deprecated spelling); calling it merges deprecated spellings, checks required
+    options and calls ``body`` with every option by its API keyword."""
     names = [opt.name for opt in options]
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate option names in {names}")
     parameters, old_spellings = [], {}
     for opt in options:
-        parameters.append(_parameter(opt.name, opt, [opt.spelling, *opt.aliases], opt.hidden))
+        parameters.append(_parameter(opt.name, opt, [opt.spelling, *opt.aliases]))
         for index, spelling in enumerate(opt.deprecated):
             key = f"{opt.name}__deprecated_{index}"
             old_spellings[key] = (opt, spelling)
-            parameters.append(_parameter(key, opt, [spelling], True))
+            parameters.append(_parameter(key, opt, [spelling], deprecated=True))
 
     def run(**values) -> None:
         from ..errors import ParameterError
 
         _CURRENT.clear()
         _CURRENT.update({opt.name: opt.described() for opt in options})
+        given = {opt.name for opt in options if _given(opt.name)}
         for key, (opt, spelling) in old_spellings.items():
             value = values.pop(key)
-            if value in (None, False, [], ()):
+            if not _given(key):
                 continue
-            if values[opt.name] not in (None, False, [], ()):
+            if opt.name in given:
                 raise ParameterError(opt.name, f"is given twice, also as {spelling} (deprecated): give it once")
             hint(f"{spelling} is deprecated; use {opt.spelling}")
             values[opt.name] = value
+            given.add(opt.name)
         for opt in options:
-            if values[opt.name] in (None, [], ()):
-                if opt.required:
-                    raise ParameterError(opt.name, f"is required: {opt.help}")
-                values[opt.name] = list(opt.default or ()) if opt.multiple else opt.default
+            if opt.required and opt.name not in given:
+                raise ParameterError(opt.name, f"is required: {opt.help}")
+            if opt.multiple and values[opt.name] is None:
+                values[opt.name] = []
         body(**values)
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
