@@ -409,12 +409,13 @@ def check_relation(relation: str, observer: str, sampling: str, sampled: bool) -
 
 
 def _check_searchable(mechanism, clients_in_sum: int) -> None:
-    from . import api, worstcase
+    from . import worstcase
+    from .queries import check_distribution
 
     if clients_in_sum > worstcase.SEARCH_MAX_N:
         raise ParameterError("n", f"the worst case of a SecAgg sum is searched and certified up to n = "
                                   f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
-    api.check_distribution(mechanism)
+    check_distribution(mechanism)
 
 
 def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: str = "fast", dps: int = 50,
@@ -428,8 +429,9 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
     where the search is exhaustive), ``found`` the largest value the search found, a lower
     bound of the worst case and so *not* a guarantee."""
-    from . import api, worstcase
+    from . import worstcase
     from .numerics import make_engine
+    from .queries import divergence
 
     if per_round not in PER_ROUND:
         raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
@@ -442,7 +444,7 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
                                                         make_engine(engine, dps, clients_in_sum))
         text = f"certified upper bound of the worst case ({certificate})"
     else:
-        records = api.divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
+        records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
         values = [r["divergence"] for r in records]
         exhaustive = all(r["search"] == "exhaustive" and r["certified_upper"] == r["divergence"] for r in records)
         text = ("the exact worst case (one client)" if clients_in_sum == 1
