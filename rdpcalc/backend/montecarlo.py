@@ -20,7 +20,7 @@ from scipy import stats
 
 from .. import resources
 from ..errors import ParameterError
-from ..mechanisms import PBM, RQM, CorBin, Mechanism, QMGeo, QuantizedGaussian, log_pmf
+from ..mechanisms import RQM, Mechanism, log_pmf
 from ..numerics import FastEngine, fast
 from .samplers import RQM_BYTES_PER_ENTRY, rqm_chunk_rows, sample
 
@@ -44,8 +44,9 @@ MAX_SAMPLES = 10**9
 #: the fewest bootstrap resamples whose order statistics give a 95% interval: with B resamples
 #: the lowest and highest one bound a range of about (B − 1)/(B + 1) ≥ 95% when B ≥ 39
 MIN_BOOTSTRAP = 39
-#: a mechanism's parameter that sets the size of one client's support
-SIZE_PARAMETERS = {RQM: "m", PBM: "trials", QuantizedGaussian: "k", QMGeo: "R", CorBin: "view"}
+#: the parameter that sets the size of one client's support, by mechanism name (another
+#: mechanism: its first parameter)
+SIZE_PARAMETERS = {"rqm": "m", "pbm": "trials", "qgauss": "k", "qmgeo": "R", "corbin": "view"}
 
 Progress = Callable[[int, int], None]
 
@@ -79,7 +80,7 @@ def peak_memory(mechanism: Mechanism, samples: int, n: int) -> float:
 def require_memory(mechanism: Mechanism, samples: int, n: int) -> None:
     """Refuse a check whose :func:`peak_memory` exceeds the budget, naming ``n`` (or the
     parameter that sets one client's support when n = 1)."""
-    parameter = "n" if n > 1 else next(p for cls, p in SIZE_PARAMETERS.items() if isinstance(mechanism, cls))
+    parameter = "n" if n > 1 else SIZE_PARAMETERS.get(mechanism.name, mechanism.PARAMS[0].name)
     resources.require(peak_memory(mechanism, samples, n), parameter,
                       f"sampling the sum of {n} clients over {mechanism.support_size} outputs each")
 
