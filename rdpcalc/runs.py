@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .accountant import METHODS, PER_ROUND, RELATIONS, check_relation
+from . import accounting as acc
+from .accountant import METHODS, PER_ROUND, RELATIONS, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent, check_relation
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
@@ -48,8 +49,6 @@ class AccountedRun:
     beside it (``epsilon_rdp``), the PLD route when ``method`` is ``pld``."""
 
     def __init__(self, event, count: int, method: str, base: dict, discretization: float):
-        from .accountant import Accountant
-
         self.event, self.count, self.method, self.base = event, count, method, base
         self.discretization = discretization
         self.rdp = Accountant("rdp").compose(event, count)
@@ -60,8 +59,6 @@ class AccountedRun:
         ``delta``), ``epsilon_pld`` and ``epsilon_rdp``, the Rényi order attaining ``epsilon_rdp``
         (``order``), the per-round and total Rényi curve (``curve``) and, with ``dp_epsilon``, δ
         at that ε by each method (``delta_at_epsilon_target``…)."""
-        from . import accounting as acc
-
         dp_delta = acc.check_delta(dp_delta)
         total = self.rdp.curve
         eps_rdp, order = acc.epsilon(total, dp_delta)
@@ -85,8 +82,6 @@ class AccountedRun:
 
     def epsilon_delta_curve(self, *, dp_deltas=CURVE_DELTAS) -> list[dict]:
         """ε against δ for the whole run, by each method computed, at each δ of ``dp_deltas``."""
-        from . import accounting as acc
-
         return [{"delta": float(d), "epsilon_pld": None if self.pld is None else float(self.pld.get_epsilon(d)),
                  "epsilon_rdp": float(acc.epsilon(self.rdp.curve, d)[0])} for d in dp_deltas]
 
@@ -94,9 +89,6 @@ class AccountedRun:
                              progress: Callable[[int, int], None] | None = None) -> list[dict]:
         """ε at δ = ``dp_delta`` after k = 1 … count composed rounds (``points`` values of k,
         spaced geometrically), by each method computed; ``progress(done, total)`` after each k."""
-        from . import accounting as acc
-        from .accountant import Accountant
-
         dp_delta = acc.check_delta(dp_delta)
         ks = sorted({int(round(k)) for k in np.geomspace(1, self.count, min(points, self.count))} | {self.count})
         rows = []
@@ -157,9 +149,6 @@ def account_run(
 
     The per-round worst case's memory is estimated first (:func:`per_round_costs`) and refused
     beyond the budget. Ask the returned :class:`AccountedRun` for records at each δ."""
-    from . import accounting as acc
-    from .accountant import MechanismEvent
-
     clients = n if clients is None else clients
     for value, parameter in ((n, "n"), (clients, "clients"), (rounds, "rounds"), (dim, "dim")):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -218,8 +207,6 @@ def per_round_costs(mechanism: Mechanism, clients_in_sum: int, amplified: bool, 
     """The parts of the per-round worst case's peak memory (:func:`rdpcalc.worstcase.search_costs`
     at the accountant's orders: :data:`rdpcalc.accounting.ORDERS`, with the integer orders
     where the run is amplified, and ∞)."""
-    from . import accounting as acc
-
     orders = len(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else len(acc.ORDERS)
     return search_costs(mechanism, clients_in_sum, orders + 1, EXHAUSTIVE_BUDGET, dps if engine == "exact" else None)
 
@@ -247,8 +234,6 @@ def account(mechanism: Mechanism, *, dp_delta: float = 1e-5, dp_epsilon: float |
 
     The mechanism's parameters are nested under ``parameters`` (RQM's Δ is ``parameters.delta``;
     ``delta`` is the δ of (ε, δ))."""
-    from . import accounting as acc
-
     acc.check_delta(dp_delta)
     return account_run(mechanism, **run).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
 
@@ -308,9 +293,6 @@ def account_reference_run(
         rounds: the rounds composed, ≥ 1.
         sampling: ``poisson`` (add/remove neighbours) or ``without-replacement`` (replace-one).
         method, discretization: as for :func:`account_run`."""
-    from . import accounting as acc
-    from .accountant import GaussianEvent, LaplaceEvent
-
     if name not in REFERENCES:
         raise ParameterError("mechanism", f"must be one of {', '.join(REFERENCES)}, got {name!r}")
     noise, other = ("sigma", "scale") if name == "gaussian" else ("scale", "sigma")
@@ -359,8 +341,6 @@ class _AmplifiedEvent:
         self.event, self.rate, self.sampling = event, rate, sampling
 
     def rdp_curve(self):
-        from . import accounting as acc
-
         orders = np.array(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)))
         return acc.amplify(self.event.rdp_curve(orders), self.rate, self.sampling)
 
@@ -378,8 +358,6 @@ def account_reference(name: str, *, dp_delta: float = 1e-5, dp_epsilon: float | 
         dp_epsilon: optionally an ε ≥ 0 at which δ is reported too.
         run: the keyword arguments of :func:`account_reference_run` (``sigma`` or ``scale``,
             ``sensitivity``, ``sample_rate``, ``rounds``, …)."""
-    from . import accounting as acc
-
     acc.check_delta(dp_delta)
     return account_reference_run(name, **run).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
 
@@ -421,8 +399,6 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     Returns the record accounted at the value found, on the safe side (ε ≤ target), with
     ``solved`` (the parameter), ``value``, ``target_epsilon`` and ``monotone``. Where ε jumps
     to +∞ short of the target (PLD's loss cap), it is refused."""
-    from .accounting import solve_monotone
-
     ranges = solvable(name)
     if solve not in ranges:
         raise ParameterError("solve", f"for {name} must be one of: {', '.join(ranges) or 'nothing'}; got {solve!r}")
@@ -450,7 +426,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     if not (min(at_low, at_high) <= target <= max(at_low, at_high)):
         raise ParameterError("dp_epsilon", f"no {solve} in [{low:g}, {high:g}] meets ε = {target:g}: ε runs "
                                            f"from {at_low:.6g} to {at_high:.6g} over that range")
-    value = solve_monotone(epsilon_at, low, high, target, log_scale, (at_low, at_high), evaluations=CALIBRATE_EVALUATIONS)
+    value = acc.solve_monotone(epsilon_at, low, high, target, log_scale, (at_low, at_high), evaluations=CALIBRATE_EVALUATIONS)
     record = records[value]
     _report(progress, total, total)
     if math.inf in (at_low, at_high) and record["epsilon"] < target * (1 - 1e-3):

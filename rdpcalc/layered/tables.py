@@ -11,6 +11,7 @@ import mpmath
 
 from ..errors import ParameterError
 from ..orders import collect_alphas
+from ..queries import order_texts
 from . import noise as layered_noise
 
 #: clients of :func:`layered_bits`: the exact Irwin–Hall density table behind λ(n) costs about
@@ -32,8 +33,6 @@ def layered_divergence(noise: str, *, sigma=1, sensitivity=1, n: int = 1, alphas
         sensitivity: the shift Δ ≥ 0 between neighbouring inputs.
         n: clients of the Irwin–Hall mechanism, ≥ 1.
         alphas, alpha_ranges: the orders, as for :func:`rdpcalc.divergence`."""
-    from ..queries import order_texts
-
     noise = layered_noise.check_noise(noise, layered_noise.NOISES)
     sigma_value = layered_noise.check_sigma(sigma)
     sensitivity_value = float(layered_noise.check_sensitivity(sensitivity))
@@ -63,7 +62,7 @@ def layered_bits(noise: str, *, sigma=1, t=64, n: int = 1) -> list[dict]:
         sigma: the error's standard deviation σ > 0.
         t: the length t > 0 of the interval the inputs lie in.
         n: clients, 1 … :data:`BITS_MAX_N` (n > 1 adds the aggregate mechanisms; gauss)."""
-    from . import bits
+    from . import bits  # (scipy: imported where it is used, so that `import rdpcalc` stays light)
 
     noise = layered_noise.check_noise(noise)
     sigma_value, t_value = layered_noise.check_sigma(sigma), bits.check_t(t)
