@@ -13,7 +13,6 @@ from .mechanisms.base import Exact
 from .neighbours import require_pairs
 from .orders import collect_alphas
 from .queries import divergence, order_texts
-from .worstcase import LEVELS_PARAMETER
 
 
 def bound(
@@ -42,10 +41,11 @@ def bound(
     Records of kind ``exact`` give D_α at the extreme pair (b, −b) and the worst over all input
     pairs; records of kind ``bound`` give each closed form with its source, the exact value it
     is checked against (``compares``) and whether it ``holds`` (None for values only reported)."""
+    mechanism.bound_options(**options)  # an unknown or invalid option is refused before any computation
     orders = collect_alphas(order_texts(alphas), alpha_ranges)
     if math.inf not in orders:
         orders.append(math.inf)
-    require_pairs(len(mechanism.breakpoints()), LEVELS_PARAMETER.get(mechanism.name, "n"))  # before the closed forms
+    require_pairs(len(mechanism.breakpoints()), mechanism.size_parameter())  # before the closed forms
     with mpmath.workdps(dps):
         items = mechanism.bounds(orders, **options)
     needed = sorted(set(orders) | {item.alpha for item in items if item.alpha is not None})

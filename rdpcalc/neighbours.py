@@ -114,6 +114,8 @@ def choose_neighbours(
             raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= worstcase.MAX_BUDGET:
         raise ParameterError("budget", f"must be an integer in [1, {worstcase.MAX_BUDGET}], got {budget!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ParameterError("seed", f"must be an integer ≥ 0, got {seed!r}")
     searched = protocol == "worst" and n > 1 and k is None and x is None and inputs is None
     if searched and n > worstcase.SEARCH_MAX_N:
         raise ParameterError("n", f"the worst-case search runs up to n = {worstcase.SEARCH_MAX_N}; use `neighbours` "
@@ -143,7 +145,7 @@ def choose_neighbours(
         pair_text = f"max over all ordered pairs of {inputs_text}"
     elif protocol == "worst" and n == 1 and k is None:
         points = mechanism.breakpoints()
-        require_pairs(len(points), worstcase.LEVELS_PARAMETER.get(mechanism.name, "n"))
+        require_pairs(len(points), mechanism.size_parameter())
         pairs = tuple((a, c) for a in points for c in points if a != c)
         pair_text = f"max over all ordered pairs of the {len(points)} breakpoints"
     elif protocol == "paper":
@@ -224,7 +226,7 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
     high = max(neighbours.ks) + (1 if at_bounds else 0)
     low = count - min(neighbours.ks)
     powers = (high**2 + low**2) * (outputs - 1)
-    parameter = "n" if n > 1 else worstcase.LEVELS_PARAMETER.get(mechanism.name, "n")
+    parameter = "n" if n > 1 else mechanism.size_parameter()
     sums = f"the sums of {n} client{'s' if n > 1 else ''} on {size} points, {rows} configurations at a time"
     if engine.dps is None:
         method = 4 * powers if count <= levels.DIRECT_MAX_N else FFT_BYTES

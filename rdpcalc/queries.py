@@ -148,9 +148,9 @@ def moments(mechanism: Mechanism, *, x, dps: int = 50) -> dict:
     Parameters:
         mechanism: a mechanism (:func:`make_mechanism`).
         x: the input, in [−b, b].
-        dps: the decimal digits of the computation (mpmath)."""
+        dps: the decimal digits of the computation (mpmath), 15 … 1000."""
     x_value = mechanism.check_input(x, "x")
-    with mpmath.workdps(dps):
+    with mpmath.workdps(_check_dps(dps)):
         values = mechanism.moments(x_value)
     return {"mechanism": mechanism.name, **mechanism.parameters(), "x": float(x_value),
             **{key: float(value) for key, value in values.items()}}
@@ -200,9 +200,9 @@ def pmf(mechanism: Mechanism, *, x, dps: int = 50) -> list[dict]:
     Parameters:
         mechanism: a mechanism (:func:`make_mechanism`).
         x: the input, in [−b, b].
-        dps: the decimal digits of the computation (mpmath)."""
+        dps: the decimal digits of the computation (mpmath), 15 … 1000."""
     x_value = mechanism.check_input(x, "x")
-    with mpmath.workdps(dps):
+    with mpmath.workdps(_check_dps(dps)):
         probabilities = exact_pmf(mechanism, x_value)
         rows = []
         for output, p in enumerate(probabilities):
@@ -218,6 +218,12 @@ def pmf(mechanism: Mechanism, *, x, dps: int = 50) -> list[dict]:
                 }
             )
     return rows
+
+
+def _check_dps(dps) -> int:
+    if isinstance(dps, bool) or not isinstance(dps, int) or not 15 <= dps <= 1000:
+        raise ParameterError("dps", f"must be an integer in [15, 1000], got {dps!r}")
+    return dps
 
 
 def order_texts(alphas: Sequence[float | str] | None) -> list[str]:
