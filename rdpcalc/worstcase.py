@@ -112,8 +112,6 @@ _MAX_CANDIDATES = 8
 _SEARCH_ORDERS = 8
 
 
-#: the parameter that sets each mechanism's number of levels (its breakpoints and support)
-LEVELS_PARAMETER = {"rqm": "m", "pbm": "trials", "qgauss": "k", "qmgeo": "R", "corbin": "d"}
 #: bytes of one number of the exact engine: an MPFR object (~64 B) and its mantissa
 #: (3.32·dps bits); measured 69 B per number at dps 50 (powers of RQM m = 16, n = 100, 400)
 _EXACT_OBJECT_BYTES = 64

@@ -33,17 +33,24 @@ from ..accounting import check_delta
 from ..errors import ParameterError
 from ..exactnum import to_fraction, to_int
 from ..io import json_text, record_written, to_csv, to_json, write_outputs
-from ..mechanisms.base import Mechanism
+from ..mechanisms.base import MECHANISMS, Mechanism
 from ..queries import make_mechanism
 from ..runs import account
 from .data import FederatedData, digits, federate, idx_dataset
 from .samplers import sample, sample_corbin_pairs
 
-#: mechanism → (the rdpcalc mechanism behind it, the observer of its privacy accounting: the
-#: server sees the SecAgg sum, or each message, and knows who was sampled)
-FL_MECHANISMS = {"none": (None, None), "rqm": ("rqm", "server"), "pbm": ("pbm", "server"),
-                 "qgauss": ("qgauss", "server"), "qmgeo": ("qmgeo", "local"), "ldp": ("corbin", "local"),
-                 "corbin": ("corbin", "local")}
+
+def fl_mechanisms() -> dict[str, tuple[str | None, str | None]]:
+    """The choices of a run's mechanism → (the registered mechanism behind it, the observer of
+    its privacy accounting: the server sees the SecAgg sum, or each message, and knows who was
+    sampled): ``none`` (clipped SGD), every registered mechanism with an FL role
+    (:data:`~rdpcalc.mechanisms.Mechanism.FL_OBSERVER`), and ``ldp`` (CorBin's uplinks without
+    the pairing: LDP-FL)."""
+    choices: dict[str, tuple[str | None, str | None]] = {"none": (None, None)}
+    choices.update({name: (name, cls.FL_OBSERVER) for name, cls in MECHANISMS.items() if cls.supports("fl")})
+    if "corbin" in MECHANISMS:
+        choices["ldp"] = ("corbin", "local")
+    return choices
 
 
 #: peak bytes per coordinate of a sampled client's message in a round (see :func:`peak_memory`)
@@ -58,7 +65,7 @@ LIMITS = {"rounds": 10**6, "n": 10**6, "clients": 10**6, "batch": 10**5, "hidden
 
 @dataclass(frozen=True)
 class RunConfig:
-    """A run: the mechanism (one of FL_MECHANISMS) and its parameters, ``clip`` for the
+    """A run: the mechanism (one of :func:`fl_mechanisms`) and its parameters, ``clip`` for the
     clipped-SGD baseline, rounds, clients sampled per round (``per_round``, named ``n`` by
     :func:`setup` and in errors), learning rate, minibatch size, hidden width of the MLP, the
     seed, and the δ of the accounted (ε, δ)."""
@@ -93,8 +100,9 @@ def setup(*, mechanism: str, params: dict, clip, rounds, n, lr, batch, hidden, s
     is taken by ``mechanism="none"`` only (None: 0.05). The data are scikit-learn's digits, or
     the IDX files ``images`` and ``labels`` (given together), split across ``clients`` by
     ``split`` (:func:`rdpcalc.backend.data.federate`)."""
-    if mechanism not in FL_MECHANISMS:
-        raise ParameterError("mechanism", f"must be one of {', '.join(FL_MECHANISMS)}, got {mechanism!r}")
+    choices = fl_mechanisms()
+    if mechanism not in choices:
+        raise ParameterError("mechanism", f"must be one of {', '.join(choices)}, got {mechanism!r}")
     if mechanism == "none" and params:
         raise ParameterError(sorted(params)[0], "is not a parameter of clipped SGD (mechanism `none` takes only `clip`)")
     if mechanism != "none" and clip is not None:
@@ -131,8 +139,9 @@ def _positive(value, name: str) -> float:
 def check(config: RunConfig, clients: int) -> Mechanism | None:
     """Check ``config`` for a run over ``clients`` clients; returns the mechanism (None for
     clipped SGD)."""
-    if config.mechanism not in FL_MECHANISMS:
-        raise ParameterError("mechanism", f"must be one of {', '.join(FL_MECHANISMS)}, got {config.mechanism!r}")
+    choices = fl_mechanisms()
+    if config.mechanism not in choices:
+        raise ParameterError("mechanism", f"must be one of {', '.join(choices)}, got {config.mechanism!r}")
     if not 1 <= config.per_round <= clients:
         raise ParameterError("n", f"must be an integer in [1, `clients` = {clients}], got {config.per_round}")
     if config.mechanism == "corbin" and config.per_round % 2:
@@ -145,7 +154,7 @@ def check(config: RunConfig, clients: int) -> Mechanism | None:
     if not 0 < config.clip < math.inf:
         raise ParameterError("clip", f"must be a finite number > 0, got {config.clip}")
     check_delta(config.dp_delta, "dp_delta")
-    name = FL_MECHANISMS[config.mechanism][0]
+    name = choices[config.mechanism][0]
     mechanism = make_mechanism(name, **config.params) if name else None
     if config.mechanism == "corbin" and mechanism.view != "marginal":
         raise ParameterError("view", "the FL run uses the clients' uplinks (marginal view)")
@@ -163,7 +172,7 @@ def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], N
 
     clients = len(data.client_x)
     mechanism = check(config, clients)
-    observer = FL_MECHANISMS[config.mechanism][1]
+    observer = fl_mechanisms()[config.mechanism][1]
 
     dimension = data.features * config.hidden + config.hidden + config.hidden * data.classes + data.classes
     resources.require(peak_memory(config, dimension, data), "hidden",
@@ -234,13 +243,14 @@ def diverged(round_index: int, what: str, lr: float) -> ParameterError:
 def aggregate(config: RunConfig, mechanism, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The server's estimate of the mean clipped gradient from the clients' messages.
 
-    Box clipping to the mechanism's input range per coordinate (ℓ₂ clipping to C_q/2 for the
-    quantized Gaussian, as its Algorithm 1 does), then each coordinate through the mechanism,
+    Box clipping to the mechanism's input range per coordinate, or ℓ₂ clipping of the whole
+    gradient where the mechanism's ``FL_CLIPPING`` says so (the quantized Gaussian, to C_q/2, as
+    its Algorithm 1 does), then each coordinate through the mechanism,
     decoded unbiasedly (QMGeo is biased for p < 1; its decoding is the level value)."""
     if mechanism is None:
         return np.clip(gradients, -config.clip, config.clip).mean(axis=0)
     bound = float(mechanism.bound)
-    if config.mechanism == "qgauss":
+    if mechanism.FL_CLIPPING == "l2":
         norms = np.linalg.norm(gradients, axis=1, keepdims=True)
         clipped = gradients * np.minimum(1.0, bound / np.maximum(norms, 1e-300))
     else:

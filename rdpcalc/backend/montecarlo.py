@@ -16,7 +16,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
 
 from .. import resources
 from ..errors import ParameterError
@@ -44,9 +43,6 @@ MAX_SAMPLES = 10**9
 #: the fewest bootstrap resamples whose order statistics give a 95% interval: with B resamples
 #: the lowest and highest one bound a range of about (B − 1)/(B + 1) ≥ 95% when B ≥ 39
 MIN_BOOTSTRAP = 39
-#: the parameter that sets the size of one client's support, by mechanism name (another
-#: mechanism: its first parameter)
-SIZE_PARAMETERS = {"rqm": "m", "pbm": "trials", "qgauss": "k", "qmgeo": "R", "corbin": "view"}
 
 Progress = Callable[[int, int], None]
 
@@ -80,7 +76,7 @@ def peak_memory(mechanism: Mechanism, samples: int, n: int) -> float:
 def require_memory(mechanism: Mechanism, samples: int, n: int) -> None:
     """Refuse a check whose :func:`peak_memory` exceeds the budget, naming ``n`` (or the
     parameter that sets one client's support when n = 1)."""
-    parameter = "n" if n > 1 else SIZE_PARAMETERS.get(mechanism.name, mechanism.PARAMS[0].name)
+    parameter = "n" if n > 1 else mechanism.size_parameter()
     resources.require(peak_memory(mechanism, samples, n), parameter,
                       f"sampling the sum of {n} clients over {mechanism.support_size} outputs each")
 
@@ -158,6 +154,8 @@ def chi_square(counts: np.ndarray, probabilities: np.ndarray) -> tuple[float, in
         raise ParameterError("samples", f"too few draws for the χ² test ({total}: fewer than two groups of outputs "
                                         f"expecting ≥ {MIN_EXPECTED} draws each); "
                                         f"{chi_square_samples(probabilities[possible])} draws suffice")
+    from scipy import stats  # imported here: the CLI starts without scipy.stats
+
     statistic = float(np.sum((observed - wanted) ** 2 / wanted))
     dof = len(observed) - 1
     return statistic, dof, 0.0 if impossible else float(stats.chi2.sf(statistic, dof))

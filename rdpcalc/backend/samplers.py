@@ -25,15 +25,14 @@ RQM_BYTES_PER_ENTRY = 25
 
 
 def sample(mechanism: Mechanism, x, rng: np.random.Generator) -> np.ndarray:
-    """Output indices of ``mechanism`` at the inputs ``x`` (an array; each entry independently)."""
+    """Output indices of ``mechanism`` at the inputs ``x`` (an array; each entry independently),
+    checked to lie in its input range, by its :meth:`~rdpcalc.mechanisms.Mechanism.sample`
+    (the paper's algorithm, through the functions below, or the exact pmf inverted)."""
     x = np.asarray(x, dtype=float)
     bound = float(mechanism.bound)
     if np.any(np.abs(x) > bound * (1 + 1e-12)):
         raise ParameterError("x", f"inputs must lie in [-{bound:g}, {bound:g}]")
-    for cls, function in SAMPLERS.items():
-        if isinstance(mechanism, cls):
-            return function(mechanism, x, rng)
-    raise ParameterError("mechanism", f"no sampler for {mechanism.name}")
+    return mechanism.sample(x, rng)
 
 
 def sample_rqm(mech: RQM, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -131,6 +130,3 @@ def sample_corbin_pairs(mech: CorBin, x: np.ndarray, y: np.ndarray, rng: np.rand
     down2 = np.where(z < b, True, np.where(second_upper, False, rng.random(x.shape) < N * (1 - q2) - b))
     return first.astype(np.int64), (~down2).astype(np.int64)
 
-
-SAMPLERS = {RQM: sample_rqm, PBM: sample_pbm, QuantizedGaussian: sample_qgauss, QMGeo: sample_qmgeo,
-            CorBin: sample_corbin}

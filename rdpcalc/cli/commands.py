@@ -534,16 +534,6 @@ def layered_bits_command():
 
 
 # ----------------------------------------------------------------------------- federated runs
-def fl_mechanisms() -> dict[str, type[Mechanism] | None]:
-    """``fl --mechanism`` choices: none (clipped SGD), every registered mechanism with an FL
-    role, and ldp (CorBin's uplinks without the pairing: LDP-FL)."""
-    out: dict[str, type[Mechanism] | None] = {"none": None}
-    out.update({name: cls for name, cls in MECHANISMS.items() if cls.supports("fl")})
-    if "corbin" in MECHANISMS:
-        out["ldp"] = MECHANISMS["corbin"]
-    return out
-
-
 def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
     """Every FL mechanism's parameters once, by option spelling (``--c`` sets RQM's c, QMGeo's
     W, CorBin's r): all optional; the chosen mechanism's are passed on."""
@@ -568,7 +558,9 @@ def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
 def fl_command():
     from ..accounting import check_delta
 
-    mechanisms = fl_mechanisms()
+    from ..backend.fl import fl_mechanisms
+
+    mechanisms = {choice: None if name is None else MECHANISMS[name] for choice, (name, _) in fl_mechanisms().items()}
     parameter_options = _fl_parameter_options(mechanisms)
     options = [
         Opt("mechanism", "none: clipped SGD; ldp: LDP-FL; corbin: CorBin-FL (pairs); or a mechanism per coordinate.",

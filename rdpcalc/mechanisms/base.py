@@ -189,6 +189,9 @@ class Mechanism(ABC):
     #: who observes the mechanism's output in a federated run: "server" (the SecAgg sum) or
     #: "local" (each client's message); None where the mechanism takes no part in ``fl``
     FL_OBSERVER: ClassVar[str | None] = None
+    #: the parameter that sets how many levels (breakpoints, outputs) one client has: the one to
+    #: lower when a computation is refused for its size (default: the first integer parameter)
+    SIZE_PARAMETER: ClassVar[str | None] = None
     #: how a federated client clips its gradient to the input range: "box" (each coordinate to
     #: [−bound, bound]) or "l2" (the whole vector to ℓ₂ norm ≤ bound)
     FL_CLIPPING: ClassVar[str] = "box"
@@ -215,6 +218,13 @@ class Mechanism(ABC):
         if feature == "fl":
             return cls.FL_OBSERVER is not None
         return True
+
+    @classmethod
+    def size_parameter(cls) -> str:
+        """:data:`SIZE_PARAMETER`, else the first integer parameter, else the first one."""
+        if cls.SIZE_PARAMETER is not None:
+            return cls.SIZE_PARAMETER
+        return next((param.name for param in cls.PARAMS if param.kind == "integer"), cls.PARAMS[0].name)
 
     @classmethod
     def solvable(cls) -> dict[str, SolveRange]:

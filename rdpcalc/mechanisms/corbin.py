@@ -98,6 +98,7 @@ class CorBin(Mechanism):
         Param("delta_gap", "number", "Theorem 4: δ − δ₁ in (0, δ]", default=Fraction(1, 10**5), low=0, low_open=True),
     )
     FL_OBSERVER = "local"
+    SIZE_PARAMETER = "d"
 
     def check(self) -> None:
         """Exactly one of ε_p and α_p; the partner's input within [−r, r]."""
