@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from dp_accounting import rdp
 
-from rdpcalc import ParameterError, api
+import rdpcalc
+from rdpcalc import ParameterError, runs
 from rdpcalc import accounting as acc
 from rdpcalc.cli import main
 
@@ -32,7 +33,7 @@ def test_gaussian_against_dp_accounting(sigma, rate, rounds, delta):
     """Both methods against dp-accounting's accountants of the same method: our PLD is built from
     the Gaussian's exact hockey-stick curves (not dp-accounting's Gaussian PLD), our Rényi curve
     from the closed forms and quadrature."""
-    ours = api.account_reference("gaussian", sigma=sigma, sample_rate=rate, rounds=rounds, delta_target=delta)
+    ours = rdpcalc.account_reference("gaussian", sigma=sigma, sample_rate=rate, rounds=rounds, dp_delta=delta)
     assert ours["method"] == "pld" and ours["epsilon"] == ours["epsilon_pld"]
     assert ours["epsilon_rdp"] == pytest.approx(dp_accounting_epsilon(sigma, rate, rounds, delta), rel=0.01)
     assert ours["epsilon_pld"] == pytest.approx(dp_accounting_epsilon(sigma, rate, rounds, delta, "pld"), rel=0.01)
@@ -105,38 +106,38 @@ def test_laplace_curve_limits():
 
 
 def test_composition_is_additive_and_epsilon_monotone():
-    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=4)
-    one = api.account(mech, n=5, clients=50, rounds=10, dim=3)
-    two = api.account(mech, n=5, clients=50, rounds=20, dim=3)
+    mech = rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=4)
+    one = rdpcalc.account(mech, n=5, clients=50, rounds=10, dim=3)
+    two = rdpcalc.account(mech, n=5, clients=50, rounds=20, dim=3)
     for a, b in zip(one["curve"], two["curve"], strict=True):
         assert b["total"] == pytest.approx(2 * a["total"], rel=1e-12)
         assert a["total"] == pytest.approx(10 * a["per_round"], rel=1e-12)
-    eps = [api.account(mech, n=5, clients=50, rounds=t, dim=3)["epsilon"] for t in (1, 5, 25)]
+    eps = [rdpcalc.account(mech, n=5, clients=50, rounds=t, dim=3)["epsilon"] for t in (1, 5, 25)]
     assert eps == sorted(eps)
-    eps_dim = [api.account(mech, n=5, clients=50, rounds=5, dim=d)["epsilon"] for d in (1, 4, 16)]
+    eps_dim = [rdpcalc.account(mech, n=5, clients=50, rounds=5, dim=d)["epsilon"] for d in (1, 4, 16)]
     assert eps_dim == sorted(eps_dim)
-    eps_delta = [api.account(mech, n=5, clients=50, rounds=5, delta_target=d)["epsilon"] for d in (1e-3, 1e-6, 1e-9)]
+    eps_delta = [rdpcalc.account(mech, n=5, clients=50, rounds=5, dp_delta=d)["epsilon"] for d in (1e-3, 1e-6, 1e-9)]
     assert eps_delta == sorted(eps_delta)
     # δ at a given ε is the inverse conversion
-    record = api.account(mech, n=5, clients=50, rounds=5, epsilon_target=one["epsilon"])
+    record = rdpcalc.account(mech, n=5, clients=50, rounds=5, dp_epsilon=one["epsilon"])
     assert record["delta_at_epsilon_target"] <= 1e-5 * 1.0001
 
 
 def test_observers_and_sampling():
     """release: the sample is hidden, sampling amplifies; server and local know the sample, so
     the sampling rate changes nothing and a client's ε composes over the rounds it takes part in."""
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    server = api.account(mech, n=10, clients=100, rounds=5)
-    release = api.account(mech, n=10, clients=100, rounds=5, observer="release")
-    local = api.account(mech, n=10, clients=100, rounds=5, observer="local")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    server = rdpcalc.account(mech, n=10, clients=100, rounds=5)
+    release = rdpcalc.account(mech, n=10, clients=100, rounds=5, observer="release")
+    local = rdpcalc.account(mech, n=10, clients=100, rounds=5, observer="local")
     assert server["observer"] == "server" and not server["amplified"] and release["amplified"]
     assert server["clients_in_sum"] == release["clients_in_sum"] == 10 and local["clients_in_sum"] == 1
     assert release["epsilon"] < server["epsilon"] < local["epsilon"]
-    no_sampling = api.account(mech, n=10, clients=10, rounds=5)
+    no_sampling = rdpcalc.account(mech, n=10, clients=10, rounds=5)
     assert no_sampling["sampling"] == "none" and no_sampling["epsilon"] == server["epsilon"]
-    fewer = api.account(mech, n=10, clients=100, rounds=5, participation=2)
+    fewer = rdpcalc.account(mech, n=10, clients=100, rounds=5, participation=2)
     assert fewer["participation"] == 2 and fewer["epsilon"] < server["epsilon"]
-    assert fewer["epsilon"] == api.account(mech, n=10, clients=10, rounds=2)["epsilon"]
+    assert fewer["epsilon"] == rdpcalc.account(mech, n=10, clients=10, rounds=2)["epsilon"]
 
 
 def test_server_observer_is_the_unamplified_composition_by_dp_accounting():
@@ -144,8 +145,8 @@ def test_server_observer_is_the_unamplified_composition_by_dp_accounting():
     dp-accounting's own RDP-to-(ε, δ) conversion."""
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
-    record = api.account(mech, n=40, clients=3400, rounds=2000)
+    mech = rdpcalc.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
+    record = rdpcalc.account(mech, n=40, clients=3400, rounds=2000)
     orders = [c["alpha"] for c in record["curve"] if c["alpha"] > 1]
     totals = [c["total"] for c in record["curve"] if c["alpha"] > 1]
     theirs, _ = rdp_privacy_accountant.compute_epsilon(orders, totals, 1e-5)
@@ -154,40 +155,42 @@ def test_server_observer_is_the_unamplified_composition_by_dp_accounting():
 
 
 def test_poisson_sampling_of_replace_one_curves_is_refused(capsys):
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    with pytest.raises(ParameterError, match="--sampling.*add/remove"):
-        api.account(mech, n=10, clients=100, rounds=5, sampling="poisson", observer="release")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    with pytest.raises(ParameterError, match="^sampling: .*add/remove"):
+        rdpcalc.account(mech, n=10, clients=100, rounds=5, sampling="poisson", observer="release")
     code = main(["account", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
                  "--clients", "100", "--sampling", "poisson"])
     assert code == 2 and "--sampling" in capsys.readouterr().err
 
 
 def test_calibration_round_trips():
-    record = api.calibrate("gaussian", {}, "sigma", 2.0, sample_rate=0.01, rounds=500, delta_target=1e-5)
-    again = api.account_reference("gaussian", sigma=record["value"], sample_rate=0.01, rounds=500, delta_target=1e-5)
+    record = rdpcalc.calibrate("gaussian", solve="sigma", dp_epsilon=2.0, sample_rate=0.01, rounds=500, dp_delta=1e-5)
+    again = rdpcalc.account_reference("gaussian", sigma=record["value"], sample_rate=0.01, rounds=500, dp_delta=1e-5)
     assert again["epsilon"] <= 2.0 and again["epsilon"] == pytest.approx(2.0, rel=1e-4)
-    pbm = api.calibrate("pbm", {"c": 1, "trials": 4}, "theta", 3.0, n=4, clients=40, rounds=20, observer="release")
-    check = api.account(api.make_mechanism("pbm", c=1, trials=4, theta=pbm["value"]), n=4, clients=40, rounds=20,
-                        observer="release")
+    pbm = rdpcalc.calibrate("pbm", params={"c": 1, "trials": 4}, solve="theta", dp_epsilon=3.0, n=4, clients=40, rounds=20,
+                            observer="release")
+    check = rdpcalc.account(rdpcalc.make_mechanism("pbm", c=1, trials=4, theta=pbm["value"]), n=4, clients=40, rounds=20,
+                            observer="release")
     assert check["epsilon"] <= 3.0 and check["epsilon"] == pytest.approx(3.0, rel=1e-4)
-    rqm = api.calibrate("rqm", {"c": 1, "delta": 1, "m": 4}, "q", 2.5, n=3, clients=30, rounds=10, observer="release")
+    rqm = rdpcalc.calibrate("rqm", params={"c": 1, "delta": 1, "m": 4}, solve="q", dp_epsilon=2.5, n=3, clients=30, rounds=10,
+                            observer="release")
     assert rqm["monotone"] == "increasing" and rqm["epsilon"] <= 2.5
 
 
 def test_calibration_reports_an_unreachable_target():
-    with pytest.raises(ParameterError, match="--target-eps"):
-        api.calibrate("qmgeo", {"R": 8, "w_max": 1}, "p", 5.0, n=1, clients=1, rounds=1)  # ε = ∞ for every p
-    with pytest.raises(ParameterError, match="--solve"):
-        api.calibrate("rqm", {"c": 1, "delta": 1, "m": 4}, "m", 1.0)
+    with pytest.raises(ParameterError, match="^dp_epsilon: no p in "):  # ε = ∞ for every p
+        rdpcalc.calibrate("qmgeo", params={"R": 8, "w_max": 1}, solve="p", dp_epsilon=5.0, n=1, clients=1, rounds=1)
+    with pytest.raises(ParameterError, match="^solve: for rqm must be one of: delta, q; got 'm'$"):
+        rdpcalc.calibrate("rqm", params={"c": 1, "delta": 1, "m": 4}, solve="m", dp_epsilon=1.0)
 
 
-@pytest.mark.parametrize("kwargs, option", [({"delta_target": 0}, "--delta-target"), ({"delta_target": 1.5}, "--delta-target"),
-                                            ({"rounds": 0}, "--rounds"), ({"n": 10, "clients": 5}, "--n"),
-                                            ({"sampling": "bernoulli", "n": 1, "clients": 2}, "--sampling")])
-def test_bad_run_arguments(kwargs, option):
+@pytest.mark.parametrize("kwargs, parameter", [({"dp_delta": 0}, "dp_delta"), ({"dp_delta": 1.5}, "dp_delta"),
+                                               ({"rounds": 0}, "rounds"), ({"n": 10, "clients": 5}, "n"),
+                                               ({"sampling": "bernoulli", "n": 1, "clients": 2}, "sampling")])
+def test_bad_run_arguments(kwargs, parameter):
     with pytest.raises(ParameterError) as info:
-        api.account(api.make_mechanism("pbm", c=1, theta="0.25", trials=4), **kwargs)
-    assert info.value.option == option
+        rdpcalc.account(rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=4), **kwargs)
+    assert info.value.parameter == parameter
 
 
 def test_account_cli(capsys):
@@ -211,7 +214,7 @@ def test_account_cli(capsys):
 
 
 def test_infinite_divergence_gives_infinite_epsilon(capsys):
-    record = api.account(api.make_mechanism("qmgeo", R=8, p="0.9", w_max="0.05"), observer="local")
+    record = rdpcalc.account(rdpcalc.make_mechanism("qmgeo", R=8, p="0.9", w_max="0.05"), observer="local")
     assert record["epsilon"] == math.inf and record["order"] is None
     assert main(["account", "qmgeo", "--R", "8", "--p", "0.9", "--w-max", "0.05", "--observer", "local", "--json"]) == 0
     import json
@@ -229,7 +232,7 @@ def _exact_pair_pld_lower_bound(rounds: int, delta: float) -> float:
     from rdpcalc import worstcase
     from rdpcalc.numerics import make_engine
 
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     engine = make_engine("fast")
     points = list(mech.breakpoints())
     clients = [engine.client(mech, p) for p in points]
@@ -247,10 +250,10 @@ def _exact_pair_pld_lower_bound(rounds: int, delta: float) -> float:
 def test_account_never_below_the_exact_pairs_pld_lower_bound():
     """The issue's defect: without sampling the accountant printed ε = 340.95 below the proven
     lower bound ≈ 341. The default (certified) per-round curve, and even the one found, stay above."""
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     lower = _exact_pair_pld_lower_bound(1000, 1e-5)
-    certified = api.account(mech, n=40, rounds=1000)
-    found = api.account(mech, n=40, rounds=1000, per_round="found")
+    certified = rdpcalc.account(mech, n=40, rounds=1000)
+    found = rdpcalc.account(mech, n=40, rounds=1000, per_round="found")
     assert certified["per_round_choice"] == "certified" and "certified upper bound" in certified["per_round_curve"]
     assert "NOT a guarantee" in found["per_round_curve"]
     assert lower > 340 and found["epsilon"] >= lower and certified["epsilon"] >= found["epsilon"]
@@ -260,11 +263,11 @@ def test_certified_per_round_curve_is_the_searchs_certified_upper():
     """The accountant's per-round curve (the certificate alone, at 32 of the orders and by
     chords in between) is at least the search's certified_upper at each order, and within 2 %
     of it; the found curve is below it."""
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    certified = api.account(mech, n=12, rounds=3)
-    found = api.account(mech, n=12, rounds=3, per_round="found")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    certified = rdpcalc.account(mech, n=12, rounds=3)
+    found = rdpcalc.account(mech, n=12, rounds=3, per_round="found")
     chosen = [c for c in certified["curve"] if c["alpha"] in (1.5, 2, 8, 64)]
-    records = api.divergence(mech, n=12, alphas=[c["alpha"] for c in chosen])
+    records = rdpcalc.divergence(mech, n=12, alphas=[c["alpha"] for c in chosen])
     for point, record in zip(chosen, records, strict=True):
         assert record["certified_upper"] * (1 - 1e-12) <= point["per_round"] <= 1.02 * record["certified_upper"]
     for c, f in zip(certified["curve"], found["curve"], strict=True):
@@ -272,16 +275,16 @@ def test_certified_per_round_curve_is_the_searchs_certified_upper():
 
 
 def test_per_round_is_validated():
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    with pytest.raises(ParameterError, match="--per-round"):
-        api.account(mech, n=4, rounds=3, per_round="guess")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    with pytest.raises(ParameterError, match="^per_round: "):
+        rdpcalc.account(mech, n=4, rounds=3, per_round="guess")
 
 
 def test_sum_beyond_the_search_limit_is_refused_with_the_reason():
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    with pytest.raises(ParameterError, match="--n.*up to n = 1000"):
-        api.account(mech, n=1500, rounds=3)
-    assert api.account(mech, n=1500, clients=3000, rounds=3, observer="local")["clients_in_sum"] == 1
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    with pytest.raises(ParameterError, match="^n: .*up to n = 1000"):
+        rdpcalc.account(mech, n=1500, rounds=3)
+    assert rdpcalc.account(mech, n=1500, clients=3000, rounds=3, observer="local")["clients_in_sum"] == 1
 
 
 @pytest.mark.parametrize("extra", [["--participation", "0"], ["--participation", "4"], ["--participation", "x"],
@@ -295,7 +298,7 @@ def test_bad_observer_and_participation_exit_2_with_one_line(extra, capsys):
 
 def test_calibrate_meets_targets_above_300_and_refuses_a_jump_to_infinity(monkeypatch):
     """The 300-nat cap is on one round's privacy loss, not on the composed ε: a target of 400
-    is met where ε is continuous, and refused (naming --target-eps) where ε jumps to +∞ short
+    is met where ε is continuous, and refused (naming ``dp_epsilon``) where ε jumps to +∞ short
     of it. ε(σ) is stubbed: 300·(0.05/σ)² from σ = 0.05 on, +∞ below (one capped round), or
     the same curve without the jump (many rounds)."""
     def stub(jump):
@@ -304,9 +307,9 @@ def test_calibrate_meets_targets_above_300_and_refuses_a_jump_to_infinity(monkey
             return {"epsilon": epsilon, "method": "pld", "sigma": sigma}
         return account_reference
 
-    monkeypatch.setattr(api, "account_reference", stub(jump=False))
-    record = api.calibrate("gaussian", {}, "sigma", 400.0)
+    monkeypatch.setattr(runs, "account_reference", stub(jump=False))
+    record = rdpcalc.calibrate("gaussian", solve="sigma", dp_epsilon=400.0)
     assert 400 * (1 - 1e-5) <= record["epsilon"] <= 400 and record["value"] == record["sigma"]
-    monkeypatch.setattr(api, "account_reference", stub(jump=True))
-    with pytest.raises(ParameterError, match="--target-eps: ε jumps from 300 to"):
-        api.calibrate("gaussian", {}, "sigma", 400.0)
+    monkeypatch.setattr(runs, "account_reference", stub(jump=True))
+    with pytest.raises(ParameterError, match="^dp_epsilon: ε jumps from 300 to"):
+        rdpcalc.calibrate("gaussian", solve="sigma", dp_epsilon=400.0)

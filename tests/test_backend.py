@@ -12,7 +12,8 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from rdpcalc import ParameterError, api
+import rdpcalc
+from rdpcalc import ParameterError
 from rdpcalc.backend import montecarlo
 from rdpcalc.backend.samplers import sample
 from rdpcalc.cli import main
@@ -31,7 +32,7 @@ CASES = [
 
 @pytest.mark.parametrize("name, params, x", CASES)
 def test_sampler_matches_exact_pmf(name, params, x):
-    mech = api.make_mechanism(name, **params)
+    mech = rdpcalc.make_mechanism(name, **params)
     record = montecarlo.check(mech, x, 200_000, seed=11)
     assert record["p_value"] > 1e-4 and record["tv"] <= record["tv_bound"]
     summed = montecarlo.check(mech, x, 50_000, seed=12, n=4)
@@ -40,8 +41,8 @@ def test_sampler_matches_exact_pmf(name, params, x):
 
 def test_a_wrong_pmf_is_rejected():
     """The same samples fail against the pmf of a slightly different mechanism."""
-    right = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    wrong = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.40")
+    right = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    wrong = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.40")
     rng = np.random.default_rng(5)
     draws = sample(right, np.full(200_000, 1.5), rng)
     counts = np.bincount(draws, minlength=16).astype(float)
@@ -51,7 +52,7 @@ def test_a_wrong_pmf_is_rejected():
 
 @pytest.mark.parametrize("name, params, x", [c for c in CASES if c[0] in ("rqm", "pbm", "qgauss")] + [CASES[6]])
 def test_decoders_are_unbiased(name, params, x):
-    mech = api.make_mechanism(name, **params)
+    mech = rdpcalc.make_mechanism(name, **params)
     values = np.array([float(v) for v in mech.output_values()])
     draws = values[sample(mech, np.full(400_000, float(F(x))), np.random.default_rng(3))]
     target = float(F(x)) + (float(mech.c) if name == "corbin" else 0.0)
@@ -70,7 +71,7 @@ def test_decoders_are_unbiased(name, params, x):
 
 
 def test_divergence_estimate_brackets_the_exact_value():
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     record = montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, 100_000, seed=2, bootstrap=100)
     assert record["exact"] == pytest.approx(5.0635458688, rel=1e-9)
     assert record["interval_low"] < record["interval_high"] and record["exact_inside"]
@@ -112,13 +113,13 @@ def test_fl_label_split_and_pairs():
     config = fl.RunConfig(mechanism="corbin", params={"eps_p": 1, "r": "0.05"}, rounds=3, per_round=3)
     with pytest.raises(ParameterError, match="^n: CorBin-FL pairs the sampled clients"):
         fl.run(config, federated)
-    code = main(["fl", "--mechanism", "pbm", "--c", "0.05", "--theta", "0.25", "--trials", "16", "--rounds", "5",
 
 
 def test_fl_command_writes_its_folder(tmp_path, capsys):
     from rdpcalc.backend import fl
     from rdpcalc.io import MANIFEST
 
+    code = main(["fl", "--mechanism", "pbm", "--c", "0.05", "--theta", "0.25", "--trials", "16", "--rounds", "5",
                  "--clients", "20", "--per-round", "4", "--out", str(tmp_path / "run")])
     assert code == 0 and sorted(path.name for path in (tmp_path / "run").iterdir()) == sorted([*fl.FL_FILES, MANIFEST])
     assert len((tmp_path / "run" / "fl.csv").read_text().splitlines()) == 6  # header + 5 rounds
@@ -126,7 +127,6 @@ def test_fl_command_writes_its_folder(tmp_path, capsys):
     assert code == 2 and "--q" in capsys.readouterr().err
 
 
-def _write_idx(path, array: np.ndarray, gz: bool):
 RQM_FL = {"c": "0.05", "delta": "0.05", "m": 16, "q": "0.42"}
 SETUP = {"mechanism": "none", "params": {}, "clip": None, "rounds": 2, "n": 4, "lr": 0.5, "batch": 8, "hidden": 4,
          "seed": 0, "dp_delta": 1e-5, "clients": 20, "split": "iid"}
@@ -205,6 +205,7 @@ def test_write_run_writes_its_files_all_or_none(tmp_path):
     assert [path.name for path in (tmp_path / "other").iterdir()] == ["fl.png"]
 
 
+def _write_idx(path, array: np.ndarray, gz: bool):
     header = struct.pack(">HBB", 0, 0x08, array.ndim) + struct.pack(f">{array.ndim}I", *array.shape)
     payload = header + array.astype(np.uint8).tobytes()
     if gz:
@@ -236,7 +237,7 @@ RQM_PAIR = {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}
 def test_an_infinite_plug_in_divergence_is_refused_with_the_draws_that_suffice():
     """1000 draws miss an output at x′ that x produces (the plug-in is +∞; the bootstrap interval
     was [nan, nan]): refused on `samples`, and the suggested number of draws gives finite values."""
-    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    mech = rdpcalc.make_mechanism("rqm", **RQM_PAIR)
     with pytest.raises(ParameterError, match=r"^samples: too few draws .* about (\d+) draws suffice") as refused:
         montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, 1000, seed=1, bootstrap=40)
     enough = int(refused.value.message.split("about ")[1].split(" ")[0])
@@ -248,7 +249,7 @@ def test_an_infinite_plug_in_divergence_is_refused_with_the_draws_that_suffice()
 def test_the_bootstrap_interval_is_order_statistics_never_nan():
     """A few infinite resamples stay in the upper tail: the ends are order statistics, not
     interpolations (numpy's linear interpolation between a finite value and +∞ gives NaN)."""
-    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    mech = rdpcalc.make_mechanism("rqm", **RQM_PAIR)
     record = montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, 40_000, seed=3, bootstrap=40)
     assert np.isfinite(record["interval_high"]) and record["interval_low"] <= record["interval_high"]
 
@@ -256,7 +257,7 @@ def test_the_bootstrap_interval_is_order_statistics_never_nan():
 def test_point_masses_a_check_without_dof_and_an_infinite_divergence_refused_on_x_prime():
     """QMGeo with p = 1 at ±W is a point mass on the end levels: the check has nothing to test
     (dof 0, p 1), and D_α between the two is +∞, nothing finite to estimate."""
-    mech = api.make_mechanism("qmgeo", R=8, p=1, w_max=1)
+    mech = rdpcalc.make_mechanism("qmgeo", R=8, p=1, w_max=1)
     record = montecarlo.check(mech, 1, 100, seed=0)
     assert (record["chi2"], record["dof"], record["p_value"], record["tv"]) == (0.0, 0, 1.0, 0.0)
     with pytest.raises(ParameterError, match="^x_prime: D_2 is"):
@@ -267,7 +268,7 @@ def test_point_masses_a_check_without_dof_and_an_infinite_divergence_refused_on_
 def test_too_few_draws_for_the_chi_square_test_are_refused(samples):
     """1 or 5 draws pool into one group (it reported χ² 0, dof 1, p 1): refused with a number of
     draws that suffices, and that number gives a test with ≥ 1 degree of freedom."""
-    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    mech = rdpcalc.make_mechanism("rqm", **RQM_PAIR)
     with pytest.raises(ParameterError, match=r"^samples: too few draws for the χ² test .* (\d+) draws suffice"):
         montecarlo.check(mech, "1.5", samples, seed=0)
     enough = int(montecarlo.chi_square_samples(montecarlo.exact_pmf(mech, "1.5")))
@@ -297,7 +298,7 @@ def test_mc_memory_is_estimated_and_refused_on_n():
     (one batch and the sum's 48001 outputs) is refused under a 64 MiB budget before any work."""
     from rdpcalc import resources
 
-    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=16)
+    mech = rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=16)
     assert montecarlo.peak_memory(mech, 10**9, 3000) == montecarlo.peak_memory(mech, 10**5, 3000) < 2**28
     with resources.budget_of(2**20 * 64), pytest.raises(ParameterError, match="^n: .* over the budget"):
         montecarlo.check(mech, 0, 100_000, seed=0, n=3000)
@@ -308,7 +309,7 @@ def test_batches_keep_the_stream_deterministic_and_report_progress():
     gets the real totals, ending at (samples, samples) and (2·samples + bootstrap, same)."""
     from rdpcalc.backend.montecarlo import BATCH_VALUES, sampled_counts
 
-    mech = api.make_mechanism("qmgeo", R=8, p="0.5", w_max=1)
+    mech = rdpcalc.make_mechanism("qmgeo", R=8, p="0.5", w_max=1)
     n, samples = 1000, 3 * (BATCH_VALUES // 1000) + 7
     calls = []
     first = montecarlo.check(mech, "0.1", samples, seed=5, n=n, progress=lambda d, t: calls.append((d, t)))
@@ -319,7 +320,7 @@ def test_batches_keep_the_stream_deterministic_and_report_progress():
     unbatched = sample(mech, np.full((500, n), 0.1), np.random.default_rng(9)).sum(axis=1)
     assert np.array_equal(counts, np.bincount(unbatched, minlength=cells))
     calls.clear()
-    rqm = api.make_mechanism("rqm", **RQM_PAIR)
+    rqm = rdpcalc.make_mechanism("rqm", **RQM_PAIR)
     montecarlo.divergence_estimate(rqm, "0.5", "-0.5", 2.0, 8000, seed=0, bootstrap=40,
                                    progress=lambda d, t: calls.append((d, t)))
     assert calls[-1] == (16040, 16040) and [d for d, _ in calls] == sorted(d for d, _ in calls)
@@ -442,7 +443,7 @@ def test_suggested_draws_stay_within_what_samples_takes():
     tiny = np.array([0.5, 0.5, 0.0])
     assert montecarlo.divergence_samples(tiny, np.array([0.5, 0.5, 0.0]), 1000) == "1000"
     assert montecarlo.divergence_samples(np.array([0.5, 0.5]), np.array([1.0, 0.0]), 1000) == "more than 1e+09"
-    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=1000)
+    mech = rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=1000)
     with pytest.raises(ParameterError, match="^samples: .* draws suffice"):
         montecarlo.divergence_estimate(mech, 1, -1, 2.0, 1000, seed=0, bootstrap=40)
 
@@ -453,7 +454,7 @@ def test_bootstrap_interval_of_order_statistics_recomputed_from_the_seeded_strea
     give a 95% interval and is refused."""
     from rdpcalc.backend.montecarlo import sampled_counts
 
-    mech = api.make_mechanism("rqm", **RQM_PAIR)
+    mech = rdpcalc.make_mechanism("rqm", **RQM_PAIR)
     samples, bootstrap = 50_000, 60
     record = montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, samples, seed=4, bootstrap=bootstrap)
     rng = np.random.default_rng(4)

@@ -10,7 +10,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from rdpcalc import ParameterError, api
+import rdpcalc
+from rdpcalc import ParameterError
 from rdpcalc.mechanisms.corbin import CorBin, alpha_of_eps, eps_of_alpha, rr_renyi
 
 from .oracles import corbin_pair_by_enumeration
@@ -119,7 +120,7 @@ def test_marginal_renyi_curve_and_pldp():
              F(1, 2): (0.122459331201855, 0.178369406676232, 0.227336293802646, 0.351891144697505, 0.44733309609428)}
     for eps, values in table.items():
         mech = CorBin(eps_p=eps, r=F(3, 7), c=5)
-        got = [r["divergence"] for r in api.divergence(mech, alphas=[1, 1.5, 2, 4, 10, "inf"])]
+        got = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[1, 1.5, 2, 4, 10, "inf"])]
         assert got[:-1] == pytest.approx(list(values), rel=1e-12)
         assert got[-1] == pytest.approx(float(eps), rel=1e-13)  # PLDP is tight
         with mpmath.workdps(30):
@@ -128,9 +129,9 @@ def test_marginal_renyi_curve_and_pldp():
 
 def test_joint_view_is_infinite_with_a_reason_and_finite_without_shared_bits():
     for d in (1, 5, "inf"):
-        record = api.divergence(CorBin(eps_p=1, d=d, view="joint"), alphas=[1, 2])[1]
+        record = rdpcalc.divergence(CorBin(eps_p=1, d=d, view="joint"), alphas=[1, 2])[1]
         assert record["divergence"] == math.inf and "probability" in record["reason"]
-    finite = api.divergence(CorBin(eps_p=1, d=0, view="joint"), alphas=[2])[0]
+    finite = rdpcalc.divergence(CorBin(eps_p=1, d=0, view="joint"), alphas=[2])[0]
     assert finite["divergence"] == pytest.approx(0.735325664055519, rel=1e-12)  # independent pair: the marginal's
 
 
@@ -145,7 +146,7 @@ def test_mse_and_theorems_as_printed_and_corrected():
             assert float((alpha**2 + 2 * alpha - 1) / 2) == pytest.approx(coefficient, rel=1e-12)
             ratio = float(mech.worst_pair_mse_ideal() / 2 / alpha**2)
             assert ratio == pytest.approx(exact_half_ratio, abs=6e-7)
-    records = api.bound(CorBin(eps_p=1, r=F(1, 2)), alphas=[2], clients=50)
+    records = rdpcalc.bound(CorBin(eps_p=1, r=F(1, 2)), alphas=[2], n=50)
     by_name = {r["quantity"]: r for r in records if r["kind"] == "bound"}
     thm2 = next(r for name, r in by_name.items() if name.startswith("Theorem 2: r²"))
     assert thm2["value"] == pytest.approx(0.020027, abs=6e-7) and thm2["holds"] is True
@@ -158,14 +159,14 @@ def test_mse_and_theorems_as_printed_and_corrected():
 
 
 def test_theorem_3_and_4_reference_values():
-    big = api.bound(CorBin(eps_p=5, r=F(1, 2)), alphas=[2], clients=10**9, gamma=F(1, 5), params=10**6,
-                    dp_delta=F(1, 10**5))
+    big = rdpcalc.bound(CorBin(eps_p=5, r=F(1, 2)), alphas=[2], n=10**9, gamma=F(1, 5), dim=10**6,
+                        dp_delta=F(1, 10**5))
     eps_u = next(r for r in big if r["quantity"].startswith("Theorem 3: ε_u"))
     with mpmath.workdps(30):
         r_alpha = float(CorBin(eps_p=5, r=F(1, 2)).amplitude)
     assert eps_u["value"] / r_alpha == pytest.approx(0.48821232027445, rel=1e-10)
     assert "holds" in eps_u["note"]
-    drop = api.bound(CorBin(eps_p=1), alphas=[2], clients=10**7, p_drop=F(1, 2), delta_gap=F(1, 10**5))
+    drop = rdpcalc.bound(CorBin(eps_p=1), alphas=[2], n=10**7, p_drop=F(1, 2), delta_gap=F(1, 10**5))
     values = {r["quantity"]: r["value"] for r in drop}
     assert values["Theorem 4: γ, as printed"] == pytest.approx(0.232322330470336, rel=1e-12)
     assert values["Theorem 4: γ′, as printed"] == pytest.approx(0.267677669529664, rel=1e-12)
@@ -182,16 +183,16 @@ def test_invalid_parameters(kwargs, parameter):
 
 
 def test_joint_worst_case_limits_d():
-    with pytest.raises(ParameterError, match="--d"):
-        api.divergence(CorBin(eps_p=1, view="joint", d=9), alphas=[2])
-    assert api.divergence(CorBin(eps_p=1, view="joint", d=9), alphas=[2], x=1, x_prime=-1)[0]["divergence"] == math.inf
+    with pytest.raises(ParameterError, match="^d: "):
+        rdpcalc.divergence(CorBin(eps_p=1, view="joint", d=9), alphas=[2])
+    assert rdpcalc.divergence(CorBin(eps_p=1, view="joint", d=9), alphas=[2], x=1, x_prime=-1)[0]["divergence"] == math.inf
 
 
 def test_bound_options_are_validated():
-    with pytest.raises(ParameterError, match="--n-clients"):
-        api.bound(CorBin(eps_p=1), clients=51)
-    with pytest.raises(ParameterError, match="--gamma"):
-        api.bound(CorBin(eps_p=1), gamma=2)
+    with pytest.raises(ParameterError, match="^n: must be an even integer"):
+        rdpcalc.bound(CorBin(eps_p=1), n=51)
+    with pytest.raises(ParameterError, match="^gamma: "):
+        rdpcalc.bound(CorBin(eps_p=1), gamma=2)
 
 
 def test_uniform_input_mse_rows_against_the_pair_law_and_reference_means():
@@ -199,7 +200,7 @@ def test_uniform_input_mse_rows_against_the_pair_law_and_reference_means():
     pair MSE (from the joint law), and against reference means, computed independently, in the
     setting of Salehi et al. (2024), Fig. 4 (c = 0, r = 0.5; ε = 1, which the paper does not state)."""
     n = 50
-    records = {r["quantity"]: r["value"] for r in api.bound(CorBin(eps_p=1, r=F(1, 2)), alphas=[2], clients=n)}
+    records = {r["quantity"]: r["value"] for r in rdpcalc.bound(CorBin(eps_p=1, r=F(1, 2)), alphas=[2], n=n)}
     corbin_uniform = records["server MSE, CorBin-FL (d = ∞), uniform inputs"]
     ldp_uniform = records["server MSE, LDP-FL, uniform inputs"]
     # the reference means are averages over grids that include the endpoints: equal to ~1e-3

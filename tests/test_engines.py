@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdpcalc import api
+import rdpcalc
 from rdpcalc.mechanisms import PBM, RQM, log_pmf
 from rdpcalc.numerics import exact, fast, levels
 
@@ -45,8 +45,8 @@ def relative_gap(a: float, b: float) -> float:
 @settings(max_examples=30, deadline=None)
 @given(mech=st.one_of(rqm_strategy(), pbm_strategy()), n=st.integers(1, 6), alphas=st.lists(ORDER, min_size=1, max_size=4))
 def test_fast_agrees_with_exact(mech, n, alphas):
-    fast_rows = api.divergence(mech, n=n, alphas=alphas, engine="fast")
-    exact_rows = api.divergence(mech, n=n, alphas=alphas, engine="exact", dps=40)
+    fast_rows = rdpcalc.divergence(mech, n=n, alphas=alphas, engine="fast")
+    exact_rows = rdpcalc.divergence(mech, n=n, alphas=alphas, engine="exact", dps=40)
     for f, e in zip(fast_rows, exact_rows, strict=True):
         # absolute slack for values that are tiny compared with the float64 inputs' rounding
         assert abs(f["divergence"] - e["divergence"]) <= 1e-10 * e["divergence"] + 1e-14
@@ -56,7 +56,7 @@ def test_fast_agrees_with_exact(mech, n, alphas):
 @given(mech=st.one_of(rqm_strategy(), pbm_strategy()), n=st.integers(1, 8))
 def test_non_decreasing_in_alpha(mech, n):
     alphas = [1, 1.0001, 1.5, 2, 3, 10, 100, 1000, 1e4, math.inf]
-    values = [r["divergence"] for r in api.divergence(mech, n=n, alphas=alphas)]
+    values = [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=alphas)]
     assert all(v >= 0 for v in values)
     for a, b in zip(values, values[1:]):
         assert b >= a * (1 - 1e-12)
@@ -65,7 +65,7 @@ def test_non_decreasing_in_alpha(mech, n):
 @settings(max_examples=20, deadline=None)
 @given(mech=st.one_of(rqm_strategy(), pbm_strategy()), alpha=ORDER)
 def test_worst_case_non_increasing_in_n(mech, alpha):
-    values = [api.divergence(mech, n=n, alphas=[alpha])[0]["divergence"] for n in (1, 2, 3, 5, 9)]
+    values = [rdpcalc.divergence(mech, n=n, alphas=[alpha])[0]["divergence"] for n in (1, 2, 3, 5, 9)]
     for a, b in zip(values, values[1:]):
         assert b <= a * (1 + 1e-12)
 
@@ -75,7 +75,7 @@ def test_single_client_divergence_against_textbook_formula():
     p = [1 / 16, 3 / 32, 3 / 8, 15 / 32]
     q = [15 / 32, 3 / 8, 3 / 32, 1 / 16]
     for alpha in (1, 1.5, 2, 7, 50, math.inf):
-        got = api.divergence(mech, n=1, alphas=[alpha], x=1, x_prime=-1)[0]["divergence"]
+        got = rdpcalc.divergence(mech, n=1, alphas=[alpha], x=1, x_prime=-1)[0]["divergence"]
         assert got == pytest.approx(renyi_float(p, q, alpha), rel=1e-13)
 
 
@@ -102,7 +102,7 @@ def test_divergence_formulas_edge_cases():
 def test_near_one_is_continuous_with_kl():
     mech = RQM("1.5", "1.5", 16, "0.42")
     for engine in ("fast", "exact"):
-        kl, near = (r["divergence"] for r in api.divergence(mech, n=3, alphas=[1, 1 + 1e-10], engine=engine))
+        kl, near = (r["divergence"] for r in rdpcalc.divergence(mech, n=3, alphas=[1, 1 + 1e-10], engine=engine))
         assert near == pytest.approx(kl, rel=1e-8)
         assert near >= kl
 
@@ -238,20 +238,20 @@ def _mp_pmf(mech, x):
 def test_large_n_is_finite_and_agrees_with_the_worst_case_rows():
     mech = RQM("1.5", "1.5", 16, "0.42")
     alphas = [1, 2, 10, 100, 1e4, math.inf]
-    large = api.divergence(mech, n=10_000, alphas=alphas, k=9_999)
+    large = rdpcalc.divergence(mech, n=10_000, alphas=alphas, others_plus=9_999)
     assert all(math.isfinite(r["divergence"]) and r["divergence"] > 0 for r in large)
     # at n = 140 one configuration (rows k, k+1) and the whole level (all k) must agree
-    one = api.divergence(mech, n=140, alphas=alphas, k=139)
-    every = api.divergence(mech, n=140, alphas=alphas, neighbours="pm-c")
+    one = rdpcalc.divergence(mech, n=140, alphas=alphas, others_plus=139)
+    every = rdpcalc.divergence(mech, n=140, alphas=alphas, neighbours="pm-c")
     for a, b in zip(one, every, strict=True):
-        assert b["k"] in (139, 0)
+        assert b["others_plus"] in (139, 0)
         assert relative_gap(a["divergence"], b["divergence"]) < 1e-10
 
 
 def test_tilted_path_against_direct_path_in_the_engine():
     mech = RQM("1.5", "3", 16, "0.57")
     alphas = [1, 2, 50, 1e4, math.inf]
-    direct = api.divergence(mech, n=150, alphas=alphas, k=100)  # n > levels.DIRECT_MAX_N: tilted FFT
+    direct = rdpcalc.divergence(mech, n=150, alphas=alphas, others_plus=100)  # n > levels.DIRECT_MAX_N: tilted FFT
     from rdpcalc.numerics import fast as fast_module
 
     plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
@@ -270,7 +270,7 @@ def test_grid_of_one_client_against_every_pair_one_by_one():
 
     mech = RQM("1.5", "1.5", 8, "0.42")
     alphas = [1, 2, 10, math.inf]
-    records = api.divergence(mech, alphas=alphas, grid=9)
+    records = rdpcalc.divergence(mech, alphas=alphas, grid=9)
     inputs = [F(-3, 2) + 3 * F(i, 8) for i in range(9)]
     values = {(x, y): fast_module.renyi_divergences(log_pmf(mech, x), log_pmf(mech, y), np.array(alphas, dtype=float))
               for x in inputs for y in inputs if x != y}

@@ -11,7 +11,7 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 
-from rdpcalc import api
+import rdpcalc
 from rdpcalc.cli import main
 from rdpcalc.errors import ParameterError
 from rdpcalc.mechanisms.corbin import rr_renyi
@@ -37,7 +37,7 @@ SWEEP = [
 
 
 def _values(mech, engine: str) -> list[dict]:
-    return api.divergence(mech, alphas=ORDERS, engine=engine, dps=30)
+    return rdpcalc.divergence(mech, alphas=ORDERS, engine=engine, dps=30)
 
 
 def _supports_differ(mech, x: float, x_prime: float) -> bool:
@@ -59,7 +59,7 @@ def _close(fast: float, exact: float) -> bool:
 
 @pytest.mark.parametrize("name, params", SWEEP)
 def test_fast_against_exact_at_extreme_parameters(name, params):
-    mech = api.make_mechanism(name, **params)
+    mech = rdpcalc.make_mechanism(name, **params)
     fast, exact = _values(mech, "fast"), _values(mech, "exact")
     values = [r["divergence"] for r in fast]
     assert not any(math.isnan(v) for v in values)
@@ -75,7 +75,7 @@ def test_corbin_marginal_is_randomized_response_at_large_budgets(eps):
     """LDPQ at x = ±r is binary randomized response with parameter ε_p: its Rényi curve in
     closed form (ε_p = 10⁵ is beyond the exact engine's range, so the closed form is the
     reference)."""
-    values = [r["divergence"] for r in api.divergence(api.make_mechanism("corbin", eps_p=eps), alphas=ORDERS)]
+    values = [r["divergence"] for r in rdpcalc.divergence(rdpcalc.make_mechanism("corbin", eps_p=eps), alphas=ORDERS)]
     with mpmath.workdps(40):
         expected = [float(rr_renyi(mpmath.mpf(eps), a)) for a in ORDERS]
     assert values == pytest.approx(expected, rel=1e-12)
@@ -84,9 +84,9 @@ def test_corbin_marginal_is_randomized_response_at_large_budgets(eps):
 def test_quantized_gaussian_with_tails_of_e_to_minus_3e15():
     """σ = 1e−8: the pmfs at ±C_q/2 have probabilities e^{−1.4e14} and e^{−3.5e15} (below the
     exact engine's range): the fast values against sums over the mpmath pmfs."""
-    mech = api.make_mechanism("qgauss", sigma="1e-8", k=4, clip=1)
+    mech = rdpcalc.make_mechanism("qgauss", sigma="1e-8", k=4, clip=1)
     alphas = [1, 1 + 1e-12, 2, math.inf]
-    values = [r["divergence"] for r in api.divergence(mech, alphas=alphas, neighbours="paper")]
+    values = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=alphas, neighbours="paper")]
     with mpmath.workdps(40):
         p, q = mech.pmf(F(1, 2)), mech.pmf(F(-1, 2))
         kl = mpmath.fsum(a * mpmath.log(a / b) for a, b in zip(p, q))
@@ -117,14 +117,14 @@ def test_values_beyond_every_float_are_refused_naming_the_option(argv, option, c
 def test_laplace_pld_is_not_capped_below_its_loss():
     """Δ/b = 1e300: every δ < ½ needs ε ≈ 1e300; the PLD grid ends at 300 nats, so its ε is +∞
     (pessimistic), never 300 (what capping t at the grid's end gave)."""
-    record = api.account_reference("laplace", scale=1.0, sensitivity=1e300)
+    record = rdpcalc.account_reference("laplace", scale=1.0, sensitivity=1e300)
     assert record["epsilon_pld"] >= record["epsilon_rdp"] >= 1e299
 
 
 def test_layered_bits_at_t_over_sigma_of_1e599(capsys):
     """t/σ = 1e599 (log₂ ≈ 1990 bits): every quantity finite, and the exact entropies between
     their bounds (4)–(5) and Prop. 1."""
-    records = api.layered_bits("gauss", sigma="1e-300", t="1e299", n=3)
+    records = rdpcalc.layered_bits("gauss", sigma="1e-300", t="1e299", n=3)
     by = {r["quantity"]: r["value"] for r in records}
     assert all(math.isfinite(v) for v in by.values())
     direct = by["H(M|S), direct layered, exact"]
@@ -144,16 +144,16 @@ def test_exact_engine_refuses_what_mpfr_cannot_hold():
     assert exact.reachable_emin() >= -(2**62)
     with exact.precision(30):
         assert gmpy2.exp(gmpy2.mpfr(-EXACT_LOG_REACH)) > 0  # the smallest product kept is held
-    mech = api.make_mechanism("corbin", eps_p="4e8")
-    assert api.divergence(mech, n=2, k=0, alphas=[2])[0]["divergence"] == pytest.approx(4e8, rel=1e-12)
-    with pytest.raises(ParameterError, match="--eps-p"):
-        api.divergence(mech, n=2, k=0, alphas=[2], engine="exact", dps=30)
+    mech = rdpcalc.make_mechanism("corbin", eps_p="4e8")
+    assert rdpcalc.divergence(mech, n=2, others_plus=0, alphas=[2])[0]["divergence"] == pytest.approx(4e8, rel=1e-12)
+    with pytest.raises(ParameterError, match="^eps_p: "):
+        rdpcalc.divergence(mech, n=2, others_plus=0, alphas=[2], engine="exact", dps=30)
 
 
 def test_layered_bits_with_the_step_far_beyond_the_interval():
     """σ = 1e299, t = 1e−300: w/t overflowed in log₂(t/w + extra) (internal error); the fixed
     lengths are then ⌈log₂(extra)⌉ plus nothing, computed directly."""
-    records = api.layered_bits("gauss", "1e299", "1e-300", 3)
+    records = rdpcalc.layered_bits("gauss", sigma="1e299", t="1e-300", n=3)
     fixed = sorted(r["value"] for r in records if "fixed length" in r["quantity"])
     assert fixed == [math.ceil(math.log2(2)), math.ceil(math.log2(3))]  # ⌈log₂(2 + t/η)⌉, ⌈log₂(t/w + 3)⌉
     assert main(["bits", "layered", "--sigma", "1e299", "--t", "1e-300", "--n", "3"]) == 0

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc import api, dominating, pld
+from rdpcalc import dominating, pld, queries
 from rdpcalc.cli import main
 from rdpcalc.errors import ParameterError
 
@@ -148,9 +148,9 @@ def test_rqm_pair_against_prv_accountant():
     from prv_accountant import PRVAccountant
     from prv_accountant.privacy_random_variables import PrivacyRandomVariable
 
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    p = np.array([r["probability"] for r in api.pmf(mech, "-1.5")])
-    q = np.array([r["probability"] for r in api.pmf(mech, "1.5")])
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    p = np.array([r["probability"] for r in rdpcalc.pmf(mech, x="-1.5")])
+    q = np.array([r["probability"] for r in rdpcalc.pmf(mech, x="1.5")])
 
     class PairLoss(PrivacyRandomVariable):
         def __init__(self, first, second):
@@ -191,21 +191,21 @@ def test_accountant_api_composes_and_inverts():
                        (lambda: rdpcalc.PairEvent([0.5, 0.5], [1.0]), "p")):
         with pytest.raises(ParameterError) as info:
             call()
-        assert info.value.option == name
+        assert info.value.parameter == name
 
 
 def test_mechanism_event_is_the_account_commands_number():
-    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
+    mech = rdpcalc.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
     event = rdpcalc.MechanismEvent(mech, n=8, clients=100, dim=3)
     ours = rdpcalc.Accountant().compose(event, 50).get_epsilon(1e-5)
-    assert ours == api.account(mech, n=8, clients=100, rounds=50, dim=3)["epsilon"]
+    assert ours == rdpcalc.account(mech, n=8, clients=100, rounds=50, dim=3)["epsilon"]
 
 
 def test_server_observer_equals_the_composition_without_sampling():
     """The server knows the sample: its ε is the per-round dominating pair composed over the
     rounds, whatever the sampling rate, and PLD stays below RDP."""
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    sampled = api.account(mech, n=10, clients=1000, rounds=30)
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    sampled = rdpcalc.account(mech, n=10, clients=1000, rounds=30)
     unsampled = rdpcalc.Accountant().compose(rdpcalc.MechanismEvent(mech, n=10), 30).get_epsilon(1e-5)
     assert sampled["method"] == "pld" and not sampled["amplified"]
     assert sampled["epsilon"] == unsampled and sampled["epsilon"] <= sampled["epsilon_rdp"]
@@ -235,17 +235,17 @@ def _optimistic_pair_epsilon(mech, x, x_prime, others: dict, rounds: int, delta:
 
 @pytest.mark.parametrize("n, rounds", [(1, 50), (3, 200), (40, 24)])
 def test_pld_epsilon_never_below_an_explicit_pairs_optimistic_pld(n, rounds):
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     c, level = Fraction(3, 2), Fraction(7, 5)
-    record = api.account(mech, n=n, rounds=rounds)
-    found = api.account(mech, n=n, rounds=rounds, per_round="found")
+    record = rdpcalc.account(mech, n=n, rounds=rounds)
+    found = rdpcalc.account(mech, n=n, rounds=rounds, per_round="found")
     lower = max(_optimistic_pair_epsilon(mech, c, -c, {level: n - 1}, rounds, 1e-5),
                 _optimistic_pair_epsilon(mech, -c, c, {-c: n - 1}, rounds, 1e-5))
     assert record["method"] == "pld" and record["epsilon"] >= found["epsilon"] * (1 - 1e-9) >= lower * (1 - 1e-9)
 
 
 def test_found_per_round_pld_is_labelled_not_a_guarantee():
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     found = dominating.per_round_pld(mech, 12, "found")
     certified = dominating.per_round_pld(mech, 12, "certified")
     assert not found.certified and "NOT a guarantee" in found.family and certified.certified
@@ -254,11 +254,11 @@ def test_found_per_round_pld_is_labelled_not_a_guarantee():
 
 
 def test_release_observer_defaults_to_rdp_and_refuses_pld(capsys):
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    record = api.account(mech, n=10, clients=100, rounds=5, observer="release")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    record = rdpcalc.account(mech, n=10, clients=100, rounds=5, observer="release")
     assert record["method"] == "rdp" and record["epsilon_pld"] is None and record["epsilon"] == record["epsilon_rdp"]
-    with pytest.raises(ParameterError, match="--method"):
-        api.account(mech, n=10, clients=100, rounds=5, observer="release", method="pld")
+    with pytest.raises(ParameterError, match="^method: "):
+        rdpcalc.account(mech, n=10, clients=100, rounds=5, observer="release", method="pld")
     code = main(["account", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
                  "--clients", "100", "--observer", "release", "--method", "pld"])
     err = capsys.readouterr().err
@@ -284,7 +284,7 @@ def test_cli_several_deltas_plot_and_csv(tmp_path, capsys):
     assert int(last["rounds"]) == 20 and float(last["epsilon_pld"]) == pytest.approx(records[0]["epsilon"], rel=1e-12)
     by_rounds = [row for row in rows if row["kind"] == "epsilon-rounds"]
     middle = by_rounds[len(by_rounds) // 2]  # recomputed alone: the curve's k-round points are whole runs
-    alone = api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, rounds=int(middle["rounds"]))
+    alone = rdpcalc.account(rdpcalc.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, rounds=int(middle["rounds"]))
     assert float(middle["epsilon_pld"]) == pytest.approx(alone["epsilon"], rel=1e-12)
     assert float(middle["epsilon_rdp"]) == pytest.approx(alone["epsilon_rdp"], rel=1e-12)
     assert main([*args[:-4], "--plot", str(tmp_path / "run.svg")]) == 2
@@ -298,7 +298,7 @@ def test_docstring_examples_run():
 
     from rdpcalc import accountant
 
-    for module in (accountant, api):
+    for module in (accountant, queries):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0
 
@@ -311,7 +311,7 @@ def test_certified_per_round_pld_is_above_the_exhaustive_one(name, params, n):
     the exhaustive envelope over every configuration, which a large budget computes: the
     certified pair's δ is at least the exhaustive pair's at every ε, and both at least the
     exact hockey-stick divergence of the explicit configurations."""
-    mech = api.make_mechanism(name, **params)
+    mech = rdpcalc.make_mechanism(name, **params)
     pairs = len(mech.breakpoints()) * (len(mech.breakpoints()) - 1)
     exhaustive = dominating.per_round_pld(mech, n, budget=10**6)
     certified = dominating.per_round_pld(mech, n, budget=pairs)  # one other client at most: the certificate runs
@@ -335,7 +335,7 @@ def _exact_add_remove_hockey(mech, x, others: list, eps: float, rate: float = 1.
     the single-client pmfs by numpy convolutions: the others at the inputs ``others`` (all in the
     sum), or, with ``pool``, each of ``pool`` others at others[0] sampled at ``rate``."""
     def pmf(value):
-        return np.array([r["probability"] for r in api.pmf(mech, value)])
+        return np.array([r["probability"] for r in rdpcalc.pmf(mech, x=value)])
 
     client = pmf(x)
     if pool is None:
@@ -361,7 +361,7 @@ def test_add_remove_pld_is_above_explicit_configurations(others, rate):
     """Client 1 present or absent, the server's sum (rate 1) or Poisson sampling at ``rate`` of
     ``others`` others: the dominating pair's δ at least the exact hockey-stick divergence of
     explicit configurations at every ε tried, both directions."""
-    mech = api.make_mechanism("rqm", c="1", delta="1", m=4, q="0.3")
+    mech = rdpcalc.make_mechanism("rqm", c="1", delta="1", m=4, q="0.3")
     round_pld = dominating.add_remove_pld(mech, others, rate)
     assert round_pld.certified and not round_pld.pld._symmetric
     for x in ("1", "-1", "0.2"):
@@ -375,25 +375,25 @@ def test_add_remove_pld_is_above_explicit_configurations(others, rate):
 
 
 def test_add_remove_through_the_api_and_its_refusals(capsys):
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    record = api.account(mech, n=40, clients=3400, rounds=200, observer="release", relation="add-remove",
-                         sampling="poisson")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    record = rdpcalc.account(mech, n=40, clients=3400, rounds=200, observer="release", relation="add-remove",
+                             sampling="poisson")
     assert record["relation"] == "add-remove" and record["method"] == "pld" and record["epsilon_rdp"] == math.inf
     assert "support mismatch" in record["per_round_curve"] and record["order"] is None
     # the Rényi route's +∞, computed a second way: an explicit configuration's laws with and without
     # the client, by numpy convolutions, have an output possible only with it
     def pmf(value):
-        return np.array([r["probability"] for r in api.pmf(mech, value)])
+        return np.array([r["probability"] for r in rdpcalc.pmf(mech, x=value)])
 
     rest = np.convolve(pmf("1.5"), pmf("-1.5"))
     present = np.convolve(pmf("0.2"), rest)
     assert np.any((present > 0) & (np.pad(rest, (0, len(present) - len(rest))) == 0))
     assert 0 < record["epsilon"] < math.inf and record["amplified"] and "Bin(3399" in record["per_round_pld"]
-    server = api.account(mech, n=20, rounds=20, relation="add-remove")
+    server = rdpcalc.account(mech, n=20, rounds=20, relation="add-remove")
     assert not server["amplified"] and 0 < server["epsilon"] < math.inf
     # with few others, a Poisson sample of none leaves the client alone in the sum: no finite ε at δ = 1e-5
-    few = api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=20,
-                      observer="release", relation="add-remove", sampling="poisson")
+    few = rdpcalc.account(rdpcalc.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=20,
+                          observer="release", relation="add-remove", sampling="poisson")
     assert few["epsilon"] == math.inf
     base = ["account", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4", "--n", "3", "--clients", "30",
             "--rounds", "5"]
@@ -416,8 +416,8 @@ def test_add_remove_through_the_api_and_its_refusals(capsys):
                  "--observer", "release", "--relation", "add-remove", "--sampling", "poisson"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--relation" in err and "budget" in err
-    assert printed == api.account(api.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=5,
-                                  observer="release", relation="add-remove", sampling="poisson")["epsilon"]
+    assert printed == rdpcalc.account(rdpcalc.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, clients=30, rounds=5,
+                                      observer="release", relation="add-remove", sampling="poisson")["epsilon"]
 
 
 @pytest.mark.parametrize("sigma, rounds", [(1.0, 30), (5.0, 10_000)])

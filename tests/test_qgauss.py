@@ -9,7 +9,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from rdpcalc import ParameterError, api
+import rdpcalc
+from rdpcalc import ParameterError
 from rdpcalc.mechanisms import QuantizedGaussian as QG
 
 from .oracles import chi_square_p_value, qgauss_pmf_by_quadrature, sample_qgauss
@@ -47,7 +48,7 @@ def relative(value: float, reference: float, digits_given: int = 9) -> bool:
 def test_reference_table_sigma_1(k):
     mech = QG(1, k, 1)
     d1, d2, d5, d10, dinf, mid, eps = TABLE_SIGMA_1[k]
-    got = [r["divergence"] for r in api.divergence(mech, alphas=[1, 2, 5, 10, "inf"])]
+    got = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[1, 2, 5, 10, "inf"])]
     for value, reference in zip(got, (d1, d2, d5, d10, dinf), strict=True):
         assert relative(value, reference, 10)
     with mpmath.workdps(30):
@@ -60,7 +61,7 @@ def test_reference_table_sigma_1(k):
 def test_reference_table_other_sigma(sigma, k):
     mech = QG(sigma, k, 1)
     d1, d2, d10, dinf, mid, eps = TABLE_OTHER_SIGMA[sigma][k]
-    got = [r["divergence"] for r in api.divergence(mech, alphas=[1, 2, 10, "inf"])]
+    got = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[1, 2, 10, "inf"])]
     for value, reference in zip(got, (d1, d2, d10, dinf), strict=True):
         assert relative(value, reference, 8)
     with mpmath.workdps(30):
@@ -90,8 +91,8 @@ def test_pmf_test_vectors_and_mean_identity():
             plus, minus = QG(1, k, 1).pmf(F(1, 2)), QG(1, k, 1).pmf(F(-1, 2))
         assert [float(v) for v in plus] == pytest.approx(expected, rel=1e-13)
         assert [float(v) for v in minus] == pytest.approx(expected[::-1], rel=1e-13)
-        assert api.moments(QG(1, k, 1), "0.5")["mean"] == pytest.approx(0.331510236361299, rel=1e-13)
-    assert api.moments(QG("0.7", 9, 2), "0.3")["mean"] == pytest.approx(0.298347433347611, rel=1e-13)
+        assert rdpcalc.moments(QG(1, k, 1), x="0.5")["mean"] == pytest.approx(0.331510236361299, rel=1e-13)
+    assert rdpcalc.moments(QG("0.7", 9, 2), x="0.3")["mean"] == pytest.approx(0.298347433347611, rel=1e-13)
 
 
 def test_tail_stable_at_small_sigma():
@@ -114,7 +115,7 @@ def test_monotone_in_k_and_below_gaussian_and_clipped_gaussian():
         limit = [float(mech_limit.clipped_gaussian_divergence(a, F(1, 2), F(-1, 2))) for a in (1, 2, 10, math.inf)]
     assert limit == pytest.approx([0.459635205106, 0.815898057006, 1.39950048126, 1.53003263923], rel=1e-11)
     for k in range(2, 65):
-        values = [r["divergence"] for r in api.divergence(QG(1, k, 1), alphas=alphas)]
+        values = [r["divergence"] for r in rdpcalc.divergence(QG(1, k, 1), alphas=alphas)]
         assert all(v < a * 0.5 for v, a in zip(values, (1, 2, 10)))
         assert all(v < lim for v, lim in zip(values, limit))
         if previous is not None:
@@ -125,8 +126,8 @@ def test_monotone_in_k_and_below_gaussian_and_clipped_gaussian():
 def test_two_levels_closed_form():
     # k = 2 is Bernoulli [derived] with P[B(1)] = (m + C)/(2C), m = E clip(C/2 + σZ)
     for sigma in ("0.1", "1", "3"):
-        m = api.moments(QG(sigma, 2, 1), "0.5")["mean"]
-        kl, dinf = (r["divergence"] for r in api.divergence(QG(sigma, 2, 1), alphas=[1, "inf"]))
+        m = rdpcalc.moments(QG(sigma, 2, 1), x="0.5")["mean"]
+        kl, dinf = (r["divergence"] for r in rdpcalc.divergence(QG(sigma, 2, 1), alphas=[1, "inf"]))
         assert dinf == pytest.approx(math.log((1 + m) / (1 - m)), rel=1e-12)
         assert kl == pytest.approx(m * math.log((1 + m) / (1 - m)), rel=1e-12)
 
@@ -134,8 +135,8 @@ def test_two_levels_closed_form():
 @pytest.mark.parametrize("k, sigma", [(2, "0.5"), (3, "1"), (8, "0.5"), (4, "3")])
 def test_worst_pair_is_plus_minus_half_clip_on_a_grid(k, sigma):
     mech = QG(sigma, k, 1)
-    grid = api.divergence(mech, alphas=[1, 2, 8, "inf"], grid=11)
-    pair = api.divergence(mech, alphas=[1, 2, 8, "inf"], neighbours="paper")
+    grid = rdpcalc.divergence(mech, alphas=[1, 2, 8, "inf"], grid=11)
+    pair = rdpcalc.divergence(mech, alphas=[1, 2, 8, "inf"], neighbours="paper")
     for g, p in zip(grid, pair, strict=True):
         assert {g["x"], g["x_prime"]} == {0.5, -0.5}
         assert g["divergence"] == pytest.approx(p["divergence"], rel=1e-13)
@@ -165,4 +166,4 @@ def test_invalid_parameters(kwargs, parameter):
 
 def test_input_range_is_half_the_clip():
     with pytest.raises(ParameterError, match="^x: "):
-        api.divergence(QG(1, 4, 1), x="0.6", x_prime="0")
+        rdpcalc.divergence(QG(1, 4, 1), x="0.6", x_prime="0")

@@ -9,7 +9,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from rdpcalc import ParameterError, api
+import rdpcalc
+from rdpcalc import ParameterError
 from rdpcalc.mechanisms import QMGeo
 from rdpcalc.numerics import fast
 
@@ -30,9 +31,9 @@ def test_example_pmf_and_bias():
     assert pmf(QMGeo(8, F(1, 2), 1, "L"), "0.1") == pytest.approx(pmf(s, "0.1")[::-1], rel=1e-14)
     cases = [("S", "0.1", 0.24667), ("S", "-0.5", -0.32993), ("L", "0.1", -0.24667), ("L", "-1", -0.44432)]
     for orientation, w, mean in cases:
-        assert api.moments(QMGeo(8, F(1, 2), 1, orientation), w)["mean"] == pytest.approx(mean, abs=6e-6)
+        assert rdpcalc.moments(QMGeo(8, F(1, 2), 1, orientation), x=w)["mean"] == pytest.approx(mean, abs=6e-6)
     for orientation in ("S", "L"):
-        assert abs(api.moments(QMGeo(8, F(1, 2), 1, orientation), 0)["mean"]) < 1e-40
+        assert abs(rdpcalc.moments(QMGeo(8, F(1, 2), 1, orientation), x=0)["mean"]) < 1e-40
 
 
 def test_mean_closed_form():
@@ -47,7 +48,7 @@ def test_mean_closed_form():
     for w in (F(-9, 10), F(-1, 3), F(0), F(1, 7), F(4, 5)):
         r, lam = mech.interval(w)
         expected = mech.level(r) + mech.spacing * (lam * tgeo_mean(R - r - 1, p) - (1 - lam) * (tgeo_mean(r + 1, p) - 1))
-        assert api.moments(mech, w)["mean"] == pytest.approx(float(expected), rel=1e-13)
+        assert rdpcalc.moments(mech, x=w)["mean"] == pytest.approx(float(expected), rel=1e-13)
 
 
 def test_distribution_for_both_readings_and_printed_normalisers_do_not_sum_to_one():
@@ -67,8 +68,8 @@ def test_distribution_for_both_readings_and_printed_normalisers_do_not_sum_to_on
         printed.pmf(F(-1))  # r = 0: eq. (10) divides by zero
     with pytest.raises(ParameterError, match="--normalisers"):
         printed.up_component(6)  # r = R − 2: eq. (11) divides by zero
-    with pytest.raises(ParameterError, match="--normalisers"):
-        api.divergence(printed)
+    with pytest.raises(ParameterError, match="^normalisers: "):
+        rdpcalc.divergence(printed)
 
 
 def test_one_sided_at_levels_and_degenerate_at_the_ends():
@@ -84,17 +85,17 @@ def test_one_sided_at_levels_and_degenerate_at_the_ends():
 
 def test_p_one_is_stochastic_rounding_under_s_and_anti_rounding_under_l():
     for w in (F(-2, 3), F(1, 10), F(5, 6)):
-        s_mean = api.moments(QMGeo(8, 1, 1, "S"), w)["mean"]
+        s_mean = rdpcalc.moments(QMGeo(8, 1, 1, "S"), x=w)["mean"]
         assert s_mean == pytest.approx(float(w), abs=1e-15)
         mech = QMGeo(8, 1, 1, "L")
         r, _ = mech.interval(w)
-        assert api.moments(mech, w)["mean"] == pytest.approx(float(mech.level(r) + mech.level(r + 1) - w), abs=1e-15)
+        assert rdpcalc.moments(mech, x=w)["mean"] == pytest.approx(float(mech.level(r) + mech.level(r + 1) - w), abs=1e-15)
 
 
 def test_variance_and_mse_non_increasing_in_p():
     for orientation in ("S", "L"):
         for w in ("-0.6", "0.05", "0.9"):
-            rows = [api.moments(QMGeo(8, F(p, 100), 1, orientation), w) for p in range(1, 100, 7)]
+            rows = [rdpcalc.moments(QMGeo(8, F(p, 100), 1, orientation), x=w) for p in range(1, 100, 7)]
             for a, b in zip(rows, rows[1:]):
                 assert b["variance"] <= a["variance"] + 1e-15
                 assert b["mse"] <= a["mse"] + 1e-15
@@ -104,7 +105,7 @@ def test_variance_and_mse_non_increasing_in_p():
 def test_worst_case_is_infinite_with_witnesses(orientation):
     mech = QMGeo(8, F(1, 2), 1, orientation)
     for engine in ("fast", "exact"):
-        records = api.divergence(mech, alphas=[1, 2, "inf"], engine=engine, dps=30)
+        records = rdpcalc.divergence(mech, alphas=[1, 2, "inf"], engine=engine, dps=30)
         for record in records:
             assert record["divergence"] == math.inf
             # the witness pair: some output has probability 0 under x′ but not under x
@@ -113,7 +114,7 @@ def test_worst_case_is_infinite_with_witnesses(orientation):
             assert any(a > 0 and b == 0 for a, b in zip(p, q))
     # the extreme pair itself is infinite under both readings (Q(±W) is a point mass under S;
     # under L, Q(−W) never outputs Bin(0))
-    pair = api.divergence(mech, alphas=[1, "inf"], x=-1, x_prime=1)
+    pair = rdpcalc.divergence(mech, alphas=[1, "inf"], x=-1, x_prime=1)
     assert all(r["divergence"] == math.inf for r in pair)
 
 
@@ -122,10 +123,10 @@ def test_supremum_away_from_the_levels_grows_like_log_one_over_eta():
     mech = QMGeo(8, F(1, 2), 1)
     expected = {F(1, 10): 7.0414, F(1, 100): 9.4393, F(1, 10**4): 14.0544, F(1, 10**8): 23.2649}
     for eta, value in expected.items():
-        record = api.divergence(mech, alphas=["inf"], margin=eta)[0]
+        record = rdpcalc.divergence(mech, alphas=["inf"], margin=eta)[0]
         assert record["divergence"] == pytest.approx(value, abs=6e-5)
-        pair = api.divergence(mech, alphas=["inf"], x=mech.level(0) + eta * mech.spacing,
-                              x_prime=mech.level(7) - eta * mech.spacing)[0]
+        pair = rdpcalc.divergence(mech, alphas=["inf"], x=mech.level(0) + eta * mech.spacing,
+                                  x_prime=mech.level(7) - eta * mech.spacing)[0]
         assert pair["divergence"] == pytest.approx(value, abs=6e-5)
 
 
@@ -146,7 +147,7 @@ def test_paper_formulas_eq_21_and_midpoint_pair():
     for orientation in ("S", "L"):
         mech = QMGeo(8, F(1, 2), 1, orientation)
         x, x_prime = mech.midpoint_pair()
-        assert api.divergence(mech, alphas=["inf"], x=x, x_prime=x_prime)[0]["divergence"] == pytest.approx(
+        assert rdpcalc.divergence(mech, alphas=["inf"], x=x, x_prime=x_prime)[0]["divergence"] == pytest.approx(
             4.8441871, abs=6e-8)
 
 
@@ -164,7 +165,7 @@ def test_legend_numbers_of_eq_27():
             assert f"{value:.3f}" == legend
         else:  # the Fig. 5 legend's 0.784 does not reproduce: eq. (27) gives 0.787
             assert f"{value:.3f}" == "0.787"
-    records = api.bound(QMGeo(8, F("0.9"), F("0.05")), alphas=[2])
+    records = rdpcalc.bound(QMGeo(8, F("0.9"), F("0.05")), alphas=[2])
     row = next(r for r in records if r["quantity"].startswith("κ²d·|(25)|"))
     assert round(row["value"], 3) == 2.626 and "2.626" in row["note"]
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rdpcalc import api
+import rdpcalc
 from rdpcalc.cli import main
 from rdpcalc.mechanisms import MECHANISMS, RQM
 from rdpcalc.numerics import make_engine
@@ -134,31 +134,31 @@ ORDERS = [1, 1 + 1e-12, 1.5, 2, 100, 1e4, 1e6, math.inf]
 
 @pytest.mark.parametrize("name, params, n, protocol", EXTREMES)
 def test_extreme_parameters_are_finite_monotone_and_agree(name, params, n, protocol):
-    mech = api.make_mechanism(name, **params)
-    fast = [r["divergence"] for r in api.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol)]
+    mech = rdpcalc.make_mechanism(name, **params)
+    fast = [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol)]
     assert all(not math.isnan(v) and v >= 0 for v in fast)
     assert all(b >= a * (1 - 1e-9) - 1e-15 for a, b in zip(fast, fast[1:]))
     if name == "rqm" and params["m"] == 1024:
         return  # the exact pmf costs 10⁶ mpmath operations per input: covered by the slow test below
-    exact = [r["divergence"] for r in api.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol, engine="exact",
-                                                     dps=40)]
+    exact = [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol, engine="exact",
+                                                         dps=40)]
     for f, e in zip(fast, exact, strict=True):
         assert f == e or abs(f - e) <= 1e-9 * abs(e) + 1e-14, (f, e)
 
 
 @pytest.mark.slow
 def test_large_levels_fast_against_exact():
-    mech = api.make_mechanism("rqm", c=1, delta=1, m=1024, q="0.42")
-    fast = [r["divergence"] for r in api.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper")]
-    exact = [r["divergence"] for r in api.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper",
-                                                     engine="exact", dps=30)]
+    mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=1024, q="0.42")
+    fast = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper")]
+    exact = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper",
+                                                         engine="exact", dps=30)]
     assert fast == pytest.approx(exact, rel=1e-10)
 
 
 @pytest.mark.slow
 def test_hundred_thousand_clients():
-    mech = api.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
-    values = [r["divergence"] for r in api.divergence(mech, n=100_000, alphas=[1, 2, 1e4, math.inf], k=50_000)]
+    mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
+    values = [r["divergence"] for r in rdpcalc.divergence(mech, n=100_000, alphas=[1, 2, 1e4, math.inf], others_plus=50_000)]
     assert all(math.isfinite(v) and v > 0 for v in values) and values == sorted(values)
 
 
@@ -172,7 +172,7 @@ def test_limits_are_refused_with_the_option_named(capsys):
 
 
 def test_self_check_catches_a_pmf_that_is_not_a_distribution(monkeypatch):
-    mech = api.make_mechanism("pbm", c=1, theta="0.25", trials=4)
+    mech = rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=4)
     original = type(mech).pmf
     monkeypatch.setattr(type(mech), "pmf", lambda self, x: [p * 2 for p in original(self, x)])
     from rdpcalc.mechanisms.base import _log_pmf_cached
@@ -185,7 +185,7 @@ def test_self_check_catches_a_pmf_that_is_not_a_distribution(monkeypatch):
     # the worst case over k builds its sums from the pmfs at ±c: they are checked there too
     for engine in ("fast", "exact"):
         with pytest.raises(ArithmeticError, match="self-check"):
-            api.divergence(mech, n=5, alphas=[2], engine=engine, dps=30)
+            rdpcalc.divergence(mech, n=5, alphas=[2], engine=engine, dps=30)
     _log_pmf_cached.cache_clear()
 
 
@@ -199,5 +199,5 @@ def test_outputs_round_trip_and_reruns_are_identical(tmp_path, capsys):
     assert capsys.readouterr().out == out_first and first.read_bytes() == second.read_bytes()
     assert main(["divergence", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "3", "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
-    direct = api.divergence(api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42"), n=3)
+    direct = rdpcalc.divergence(rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42"), n=3)
     assert [r["divergence"] for r in records] == [r["divergence"] for r in direct]  # floats round-trip exactly

@@ -6,24 +6,25 @@ import tracemalloc
 
 import pytest
 
-from rdpcalc import api, resources
+import rdpcalc
+from rdpcalc import queries, resources, runs
 from rdpcalc.cli import main
 
 
 def _rqm(m: int = 16):
-    return api.make_mechanism("rqm", c=1, delta=1, m=m, q="0.4")
+    return rdpcalc.make_mechanism("rqm", c=1, delta=1, m=m, q="0.4")
 
 
 def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
-    """The peak traced memory of ``call()`` and the estimate api.require_costs was given."""
+    """The peak traced memory of ``call()`` and the estimate queries.require_costs was given."""
     estimates = []
-    original = api.require_costs
+    original = queries.require_costs
 
     def spy(costs):
         estimates.append(sum(cost.bytes for cost in costs))
         original(costs)
 
-    monkeypatch.setattr(api, "require_costs", spy)
+    monkeypatch.setattr(queries, "require_costs", spy)
     tracemalloc.start()
     try:
         call()
@@ -34,11 +35,11 @@ def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
 
 
 @pytest.mark.parametrize("call", [
-    lambda: api.divergence(_rqm(), n=20_000, k=0, alphas=[2]),
-    lambda: api.divergence(_rqm(), grid=201, alphas=[2]),
-    lambda: api.divergence(_rqm(), n=300, neighbours="pm-c", alphas=[2, 10]),
-    lambda: api.divergence(_rqm(), n=60, alphas=[2, "inf"]),
-    lambda: api.divergence(_rqm(), n=120, k=3, engine="exact", alphas=[2]),
+    lambda: rdpcalc.divergence(_rqm(), n=20_000, others_plus=0, alphas=[2]),
+    lambda: rdpcalc.divergence(_rqm(), grid=201, alphas=[2]),
+    lambda: rdpcalc.divergence(_rqm(), n=300, neighbours="pm-c", alphas=[2, 10]),
+    lambda: rdpcalc.divergence(_rqm(), n=60, alphas=[2, "inf"]),
+    lambda: rdpcalc.divergence(_rqm(), n=120, others_plus=3, engine="exact", alphas=[2]),
 ], ids=["explicit-k", "grid", "pm-c", "worst-search", "exact"])
 def test_estimate_bounds_the_measured_peak(monkeypatch, call):
     measured, estimated = _measured_and_estimated(monkeypatch, call)
@@ -84,27 +85,27 @@ def _check_real_total(reports) -> None:
 
 
 def test_one_client_grid_reports_each_group():
-    reports = _totals(lambda p: api.divergence(_rqm(), grid=41, alphas=[2], progress=p))
+    reports = _totals(lambda p: rdpcalc.divergence(_rqm(), grid=41, alphas=[2], progress=p))
     _check_real_total(reports)
     assert len(reports) == 41 + 41  # each input's pmf, then each group of pairs sharing their x
 
 
 def test_worst_case_search_reports_stages_with_one_total():
-    reports = _totals(lambda p: api.divergence(_rqm(), n=8, alphas=[2], budget=10, progress=p))
+    reports = _totals(lambda p: rdpcalc.divergence(_rqm(), n=8, alphas=[2], budget=10, progress=p))
     _check_real_total(reports)
     assert len(reports) > 5
 
 
 @pytest.mark.parametrize("call", [
-    lambda p: api.account_run(_rqm(), n=3, rounds=5, progress=p),
-    lambda p: api.bound(_rqm(), alphas=[2], progress=p),
+    lambda p: rdpcalc.account_run(_rqm(), n=3, rounds=5, progress=p),
+    lambda p: rdpcalc.bound(_rqm(), alphas=[2], progress=p),
 ])
 def test_account_and_bound_report_a_real_total(call):
     _check_real_total(_totals(call))
 
 
 def test_calibrate_reports_a_fixed_total_reached_at_the_end():
-    reports = _totals(lambda p: api.calibrate("gaussian", {}, "sigma", 1.0, progress=p, delta_target=1e-5,
-                                              rounds=10, method="rdp"))
-    assert {total for _, total in reports} == {api.CALIBRATE_EVALUATIONS + 2}
+    reports = _totals(lambda p: rdpcalc.calibrate("gaussian", solve="sigma", dp_epsilon=1.0, progress=p, dp_delta=1e-5,
+                                                  rounds=10, method="rdp"))
+    assert {total for _, total in reports} == {runs.CALIBRATE_EVALUATIONS + 2}
     assert reports[-1][0] == reports[-1][1]

@@ -11,7 +11,8 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from rdpcalc import api, worstcase
+import rdpcalc
+from rdpcalc import worstcase
 from rdpcalc.mechanisms import RQM
 from rdpcalc.numerics import make_engine
 
@@ -27,9 +28,9 @@ def rqm(c, delta, m, q) -> RQM:
 def test_counterexample_rqm_n40_beats_the_pm_c_family():
     """The issue's counterexample: all 39 others at the level 1.4 (or its mirror image) give
     D₂ = 0.502705 > 0.485892, the best over the others at ±c."""
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    [worst] = api.divergence(mech, n=40, alphas=[2])
-    [pm_c] = api.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    [worst] = rdpcalc.divergence(mech, n=40, alphas=[2])
+    [pm_c] = rdpcalc.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
     assert worst["divergence"] >= 0.50270
     assert pm_c["divergence"] < 0.4859 < worst["divergence"]
     assert worst["search"] == "two-group+ascent"
@@ -100,7 +101,7 @@ def test_search_matches_a_brute_force_oracle(case):
     expected, attained = oracle_worst(c, delta, m, q, n, alpha)
     for engine in ("fast", "exact"):
         for budget in (worstcase.MAX_BUDGET, 1):  # exhaustive, then the two-group search + ascent
-            [record] = api.divergence(mech, n=n, alphas=[alpha], engine=engine, dps=30, budget=budget)
+            [record] = rdpcalc.divergence(mech, n=n, alphas=[alpha], engine=engine, dps=30, budget=budget)
             assert record["divergence"] == pytest.approx(expected, rel=1e-12), (engine, budget, attained)
             assert record["certified_upper"] >= record["divergence"] * (1 - 1e-12)
 
@@ -120,7 +121,7 @@ def oracle_laws(record: dict) -> tuple[list[F], list[F]]:
 
 def test_the_oracle_configuration_reproduces_the_record():
     """The configuration a record names gives its value in the oracle's own arithmetic."""
-    [record] = api.divergence(rqm("3/2", "1/2", 5, "2/5"), n=4, alphas=[2], budget=worstcase.MAX_BUDGET)
+    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=4, alphas=[2], budget=worstcase.MAX_BUDGET)
     p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert record["divergence"] == pytest.approx(float(oracle_divergence(p, q, 2)), rel=1e-13)
@@ -129,7 +130,7 @@ def test_the_oracle_configuration_reproduces_the_record():
 def test_both_directions_matter():
     """Swapping x and x′ changes the value, so a search that tried one direction only would
     miss the worst case (the oracle tries both)."""
-    [record] = api.divergence(rqm("3/2", "1/2", 5, "2/5"), n=3, alphas=[3], budget=worstcase.MAX_BUDGET)
+    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=3, alphas=[3], budget=worstcase.MAX_BUDGET)
     p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert float(oracle_divergence(q, p, 3)) < record["divergence"] * (1 - 1e-6)
@@ -202,8 +203,8 @@ def test_worst_case_does_not_increase_with_n():
 
 
 def test_pbm_relaxed_certificate_bounds_the_value():
-    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=4)
-    [record] = api.divergence(mech, n=6, alphas=[2])
+    mech = rdpcalc.make_mechanism("pbm", c="1.5", theta="0.25", trials=4)
+    [record] = rdpcalc.divergence(mech, n=6, alphas=[2])
     assert record["search"] == "exhaustive"
     assert record["certified_upper"] >= record["divergence"] * (1 - 1e-12)
 
@@ -213,9 +214,9 @@ def test_pbm_relaxed_certificate_bounds_the_value():
     ("qmgeo", {"R": 4, "p": "0.5", "w_max": "1"}),
 ])
 def test_breakpoint_mechanisms_certify_by_one_client(name, params):
-    mech = api.make_mechanism(name, **params)
-    [one] = api.divergence(mech, n=1, alphas=[2])
-    [record] = api.divergence(mech, n=3, alphas=[2])
+    mech = rdpcalc.make_mechanism(name, **params)
+    [one] = rdpcalc.divergence(mech, n=1, alphas=[2])
+    [record] = rdpcalc.divergence(mech, n=3, alphas=[2])
     assert record["certified_upper"] == pytest.approx(one["divergence"], rel=1e-12)
     assert record["divergence"] <= record["certified_upper"]
 
@@ -227,7 +228,7 @@ def test_mirror_symmetry_is_real(mechanism_name):
     params = {"rqm": {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"},
               "pbm": {"c": "1.5", "theta": "0.25", "trials": 4},
               "qgauss": {"sigma": "1", "clip": "1", "k": 4}}[mechanism_name]
-    mech = api.make_mechanism(mechanism_name, **params)
+    mech = rdpcalc.make_mechanism(mechanism_name, **params)
     assert mech.mirror_symmetric()
     with mpmath.workdps(30):
         for x in mech.breakpoints():
@@ -264,8 +265,8 @@ def test_common_component_bound_is_above_the_exhaustive_maximum(seed):
 def test_certificate_is_usefully_tight_at_n40():
     """At the issue's counterexample the certified bound is within a factor 2 of the value found
     (the data-processing bound alone is ≈ 6×)."""
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    for record in api.divergence(mech, n=40, alphas=[1, 2, 10]):
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    for record in rdpcalc.divergence(mech, n=40, alphas=[1, 2, 10]):
         assert record["divergence"] <= record["certified_upper"] < 2 * record["divergence"]
 
 
@@ -278,7 +279,7 @@ def test_sweep_reuse_gives_the_values_of_separate_searches(name, params):
     searches at each n find alone, and certify the same bounds."""
     from rdpcalc.neighbours import sweep_n
 
-    mech = api.make_mechanism(name, **params)
+    mech = rdpcalc.make_mechanism(name, **params)
     alphas = [2.0, 10.0]
     swept = sweep_n(mech, range(2, 13), alphas, ("worst",), make_engine("fast"))
     for n in range(2, 13):
@@ -297,7 +298,7 @@ def test_certificate_between_orders_by_chords_is_valid(name, params, n):
     never below the bound computed at each order itself, and close to it."""
     from rdpcalc.accounting import ORDERS
 
-    mech = api.make_mechanism(name, **params)
+    mech = rdpcalc.make_mechanism(name, **params)
     orders = [float(a) for a in ORDERS[ORDERS <= 300]]
     assert len(orders) > worstcase._CERTIFICATE_ORDERS
     chords, _ = worstcase.certified_upper(mech, n, orders, make_engine("fast"))
@@ -349,7 +350,7 @@ def test_pbm_relaxed_bound_against_an_exact_rational_oracle():
     from .oracles import binomial_pmf
 
     theta, trials, n = F(1, 4), 2, 4
-    mech = api.make_mechanism("pbm", c="1.5", theta="0.25", trials=trials)
+    mech = rdpcalc.make_mechanism("pbm", c="1.5", theta="0.25", trials=trials)
     high, low = F(1, 2) + theta, F(1, 2) - theta
     total = (n - 1) * trials
     best = F(0)
@@ -357,19 +358,19 @@ def test_pbm_relaxed_bound_against_an_exact_rational_oracle():
         rest = convolve_fractions(binomial_pmf(t, high), binomial_pmf(total - t, low))
         p, q = convolve_fractions(binomial_pmf(trials, high), rest), convolve_fractions(binomial_pmf(trials, low), rest)
         best = max(best, _d2_rational(p, q), _d2_rational(q, p))
-    [record] = api.divergence(mech, n=n, alphas=[2])
+    [record] = rdpcalc.divergence(mech, n=n, alphas=[2])
     with mpmath.workdps(40):
         expected = float(mpmath.log(mpmath.mpf(best.numerator) / best.denominator))
     assert record["certified_upper"] == pytest.approx(expected, rel=1e-12)
 
 
-def test_k_is_given_only_for_the_pm_c_family():
-    """k counts the others at +c only when every other sits at ±c (not at the level ±1.4)."""
-    mech = api.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    [record] = api.divergence(mech, n=40, alphas=[2])
-    assert [abs(value) for value, _ in record["others"]] == [1.4] and record["k"] is None
-    [pm_c] = api.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
-    assert pm_c["k"] in (0, 39) and pm_c["others"] == [[1.5 if pm_c["k"] else -1.5, 39]]
+def test_others_plus_is_given_only_for_the_pm_c_family():
+    """others_plus (k) counts the others at +c only when every other sits at ±c (not at the level ±1.4)."""
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    [record] = rdpcalc.divergence(mech, n=40, alphas=[2])
+    assert [abs(value) for value, _ in record["others"]] == [1.4] and record["others_plus"] is None
+    [pm_c] = rdpcalc.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
+    assert pm_c["others_plus"] in (0, 39) and pm_c["others"] == [[1.5 if pm_c["others_plus"] else -1.5, 39]]
 
 
 def test_reported_configuration_does_not_depend_on_chunks(monkeypatch):
@@ -378,13 +379,13 @@ def test_reported_configuration_does_not_depend_on_chunks(monkeypatch):
     the maximum over all of them (checked against each configuration computed on its own)."""
     from rdpcalc import neighbours
 
-    mech = api.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
-    whole = api.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
+    mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
+    whole = rdpcalc.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
     monkeypatch.setattr(neighbours, "CHUNK_ELEMENTS", 600)
-    chunked = api.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
-    assert [(r["x"], r["x_prime"], r["k"], r["divergence"]) for r in whole] == \
-        [(r["x"], r["x_prime"], r["k"], r["divergence"]) for r in chunked]
+    chunked = rdpcalc.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
+    assert [(r["x"], r["x_prime"], r["others_plus"], r["divergence"]) for r in whole] == \
+        [(r["x"], r["x_prime"], r["others_plus"], r["divergence"]) for r in chunked]
     for record in whole:
-        each = [api.divergence(mech, n=40, alphas=[record["alpha"]], x=x, x_prime=-x, k=k)[0]["divergence"]
+        each = [rdpcalc.divergence(mech, n=40, alphas=[record["alpha"]], x=x, x_prime=-x, others_plus=k)[0]["divergence"]
                 for x in (-1, 1) for k in range(40)]
         assert record["divergence"] == max(each)
