@@ -56,25 +56,25 @@ class AccountedRun:
 
     def record(self, *, dp_delta: float, dp_epsilon: float | None = None) -> dict:
         """One record: the run's inputs, ``epsilon`` by the method at δ = ``dp_delta`` (the key
-        ``delta``), ``epsilon_pld`` and ``epsilon_rdp``, the Rényi order attaining ``epsilon_rdp``
+        ``dp_delta``), ``epsilon_pld`` and ``epsilon_rdp``, the Rényi order attaining ``epsilon_rdp``
         (``order``), the per-round and total Rényi curve (``curve``) and, with ``dp_epsilon``, δ
-        at that ε by each method (``delta_at_epsilon_target``…)."""
+        at that ε by each method (``dp_delta_at_dp_epsilon``…)."""
         dp_delta = acc.check_delta(dp_delta)
         total = self.rdp.curve
         eps_rdp, order = acc.epsilon(total, dp_delta)
         eps_pld = None if self.pld is None else float(self.pld.get_epsilon(dp_delta))
         record = {**self.base, "grid_step": None if self.pld is None else float(self.pld.grid_step),
-                  "method": self.method, "delta": dp_delta,
+                  "method": self.method, "dp_delta": dp_delta,
                   "epsilon": eps_pld if self.method == "pld" else float(eps_rdp), "epsilon_pld": eps_pld,
                   "epsilon_rdp": float(eps_rdp), "order": None if order is None else float(order)}
         if dp_epsilon is not None:
             target = _check_epsilon(dp_epsilon, strict=False)
             delta_rdp, delta_order = acc.delta_at(total, target)
-            record["epsilon_target"] = target
-            record["delta_at_epsilon_target_rdp"] = float(delta_rdp)
-            record["delta_order"] = None if delta_order is None else float(delta_order)
-            record["delta_at_epsilon_target_pld"] = None if self.pld is None else float(self.pld.get_delta(target))
-            record["delta_at_epsilon_target"] = record[f"delta_at_epsilon_target_{self.method}"]
+            record["dp_epsilon"] = target
+            record["dp_delta_at_dp_epsilon_rdp"] = float(delta_rdp)
+            record["dp_delta_order"] = None if delta_order is None else float(delta_order)
+            record["dp_delta_at_dp_epsilon_pld"] = None if self.pld is None else float(self.pld.get_delta(target))
+            record["dp_delta_at_dp_epsilon"] = record[f"dp_delta_at_dp_epsilon_{self.method}"]
         per_round = self.event.rdp_curve()
         record["curve"] = [{"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
                            for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
@@ -82,7 +82,7 @@ class AccountedRun:
 
     def epsilon_delta_curve(self, *, dp_deltas=CURVE_DELTAS) -> list[dict]:
         """ε against δ for the whole run, by each method computed, at each δ of ``dp_deltas``."""
-        return [{"delta": float(d), "epsilon_pld": None if self.pld is None else float(self.pld.get_epsilon(d)),
+        return [{"dp_delta": float(d), "epsilon_pld": None if self.pld is None else float(self.pld.get_epsilon(d)),
                  "epsilon_rdp": float(acc.epsilon(self.rdp.curve, d)[0])} for d in dp_deltas]
 
     def epsilon_rounds_curve(self, *, dp_delta: float, points: int = 12,
@@ -96,7 +96,7 @@ class AccountedRun:
             _report(progress, done, len(ks))
             rdp = float(acc.epsilon(self.event.rdp_curve().scaled(k), dp_delta)[0])
             pld = None if self.pld is None else Accountant("pld", self.discretization).compose(self.event, k)
-            rows.append({"rounds": k, "delta": dp_delta, "epsilon_pld": None if pld is None else
+            rows.append({"rounds": k, "dp_delta": dp_delta, "epsilon_pld": None if pld is None else
                          float(pld.get_epsilon(dp_delta)), "epsilon_rdp": rdp})
         return rows
 
@@ -397,7 +397,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
 
     ε must be monotone in the parameter: the target is checked to lie between the ends' values.
     Returns the record accounted at the value found, on the safe side (ε ≤ target), with
-    ``solved`` (the parameter), ``value``, ``target_epsilon`` and ``monotone``. Where ε jumps
+    ``solved`` (the parameter), ``value``, ``dp_epsilon`` and ``monotone``. Where ε jumps
     to +∞ short of the target (PLD's loss cap), it is refused."""
     ranges = solvable(name)
     if solve not in ranges:
@@ -433,7 +433,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
         raise ParameterError("dp_epsilon", f"ε jumps from {record['epsilon']:.6g} to +∞ at {solve} ≈ {value:.6g}, below "
                                            f"the target {target:g} (by {record['method']}: a privacy loss beyond "
                                            f"{LOSS_CAP:g} nats in one round counts as +∞); use `method` = rdp")
-    record["solved"], record["value"], record["target_epsilon"] = solve, float(value), target
+    record["solved"], record["value"], record["dp_epsilon"] = solve, float(value), target
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"
     return record
 

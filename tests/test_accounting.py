@@ -120,7 +120,7 @@ def test_composition_is_additive_and_epsilon_monotone():
     assert eps_delta == sorted(eps_delta)
     # δ at a given ε is the inverse conversion
     record = rdpcalc.account(mech, n=5, clients=50, rounds=5, dp_epsilon=one["epsilon"])
-    assert record["delta_at_epsilon_target"] <= 1e-5 * 1.0001
+    assert record["dp_delta_at_dp_epsilon"] <= 1e-5 * 1.0001
 
 
 def test_observers_and_sampling():
@@ -195,19 +195,19 @@ def test_bad_run_arguments(kwargs, parameter):
 
 def test_account_cli(capsys):
     code = main(["account", "gaussian", "--sigma", "1.1", "--sample-rate", "0.01", "--rounds", "1000",
-                 "--delta-target", "1e-5", "--json"])
+                 "--dp-delta", "1e-5", "--json"])
     import json
 
     record = json.loads(capsys.readouterr().out)[0]
     assert code == 0 and record["epsilon_rdp"] == pytest.approx(1.712, abs=1e-3)
     assert record["epsilon"] == record["epsilon_pld"] == pytest.approx(dp_accounting_epsilon(1.1, 0.01, 1000, 1e-5, "pld"),
                                                                       rel=1e-3)
-    assert {"epsilon", "epsilon_pld", "epsilon_rdp", "method", "delta", "order"} <= set(record)
+    assert {"epsilon", "epsilon_pld", "epsilon_rdp", "method", "dp_delta", "order"} <= set(record)
     code = main(["account", "gaussian", "--sigma", "1.1", "--sample-rate", "2"])
     assert code == 2 and "--sample-rate" in capsys.readouterr().err
     code = main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "5", "--clients", "3"])
     assert code == 2 and "--n" in capsys.readouterr().err
-    code = main(["calibrate", "pbm", "--c", "1", "--trials", "4", "--solve", "theta", "--target-eps", "3", "--n", "4",
+    code = main(["calibrate", "pbm", "--c", "1", "--trials", "4", "--solve", "theta", "--dp-epsilon", "3", "--n", "4",
                  "--clients", "40", "--rounds", "20", "--json"])
     record = json.loads(capsys.readouterr().out)[0]
     assert code == 0 and record["solved"] == "theta" and record["epsilon"] <= 3

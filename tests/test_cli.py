@@ -122,8 +122,8 @@ def test_pmf_and_bound(capsys):
         (["divergence", "rqm", *RQM_ARGS, "--alphas", "2:1"], "--alphas"),
         (["divergence", "rqm", *RQM_ARGS, "--n", "0"], "--n"),
         (["divergence", "rqm", *RQM_ARGS, "--n", "two"], "--n"),
-        (["divergence", "rqm", *RQM_ARGS, "--n", "5", "--k", "5"], "--k"),
-        (["divergence", "rqm", *RQM_ARGS, "--n", "5", "--k", "2", "--neighbours", "paper"], "--k"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "5", "--others-plus", "5"], "--others-plus"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "5", "--others-plus", "2", "--neighbours", "paper"], "--others-plus"),
         (["divergence", "rqm", *RQM_ARGS, "--x", "2"], "--x"),
         (["divergence", "rqm", *RQM_ARGS, "--x", "1"], "--x-prime"),
         (["divergence", "rqm", *RQM_ARGS, "--engine", "slow"], "--engine"),
@@ -133,7 +133,7 @@ def test_pmf_and_bound(capsys):
         (["divergence", "pbm", "--c", "1", "--theta", "0.2", "--trials", "0"], "--trials"),
         (["divergence", "pbm", *PBM_ARGS, "--wat", "1"], "--wat"),
         (["pmf", "rqm", *RQM_ARGS], "--x"),
-        (["divergence", "rqm", *RQM_ARGS, "--n", "3000", "--engine", "exact", "--k", "3"], "--engine"),
+        (["divergence", "rqm", *RQM_ARGS, "--n", "3000", "--engine", "exact", "--others-plus", "3"], "--engine"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, option):
@@ -173,7 +173,7 @@ def test_quantized_gaussian_from_the_cli(capsys):
     code, out, _ = run(capsys, "divergence", "qgauss", "--sigma", "1", "--clip", "1", "--k", "2", "--alpha", "1")
     assert code == 0 and "0.228426468352" in out
     code, out, _ = run(capsys, "divergence", "qgauss", "--sigma", "1", "--clip", "1", "--k", "8", "--n", "3",
-                       "--k-others", "2", "--alpha", "2", "--json")
+                       "--others-plus", "2", "--alpha", "2", "--json")
     record = json.loads(out)[0]
     assert code == 0 and record["others_plus"] == 2 and record["k"] == 8 and record["n"] == 3
     code, _, err = run(capsys, "divergence", "qgauss", "--sigma", "1", "--clip", "1", "--k", "1")
@@ -208,7 +208,7 @@ def test_corbin_from_the_cli(capsys):
     assert "+∞ because" in out
     code, _, err = run(capsys, "divergence", "corbin", "--eps-p", "-1")
     assert code == 2 and "--eps-p" in err and err.count("\n") == 1
-    code, out, _ = run(capsys, "bound", "corbin", "--eps-p", "1", "--r", "0.5", "--n-clients", "50", "--json")
+    code, out, _ = run(capsys, "bound", "corbin", "--eps-p", "1", "--r", "0.5", "--n", "50", "--json")
     assert code == 0 and any(r["quantity"].startswith("Theorem 2") for r in json.loads(out))
 
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from rdpcalc import cli
+from rdpcalc.cli import render
 from rdpcalc.cli import main
 
 from .unsafe_targets import UNSAFE_KINDS, snapshot, unsafe_target
@@ -135,7 +135,7 @@ def test_numbers_are_never_cut_on_a_narrow_terminal(capsys, monkeypatch):
     digits = [r["divergence_digits"] for r in json.loads(capsys.readouterr().out)]
     assert all(len(d) > 50 for d in digits)
     for width in (20, 80, None):
-        monkeypatch.setattr(cli, "_terminal_width", lambda width=width: width)
+        monkeypatch.setattr(render, "_terminal_width", lambda width=width: width)
         assert main(argv) == 0
         out = capsys.readouterr().out
         assert all(d in out for d in digits), (width, out)

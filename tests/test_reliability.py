@@ -33,12 +33,12 @@ VALID = {
 }
 COMMAND_OPTIONS = {
     "divergence": ["--n", "--alpha", "--alphas", "--engine", "--dps", "--neighbours", "--x", "--x-prime", "--seed",
-                   "--grid", "--margin", "--k-others", "--budget"],
+                   "--grid", "--margin", "--others-plus", "--budget"],
     "pmf": ["--x", "--dps"],
     "bound": ["--alpha", "--engine"],
     "mc": ["--x", "--seed", "--n", "--x-prime", "--alpha"],
-    "account": ["--n", "--clients", "--rounds", "--dim", "--delta-target", "--observer", "--sampling", "--relation",
-                "--method", "--discretization", "--epsilon-target"],
+    "account": ["--n", "--clients", "--rounds", "--dim", "--dp-delta", "--observer", "--sampling", "--relation",
+                "--method", "--discretization", "--dp-epsilon"],
 }
 CHOICES = ["worst", "paper", "pm-c", "exact", "fast", "local", "release", "server", "poisson", "add-remove", "pld", "rdp"]
 SMALL = {"--samples": "200", "--bootstrap": "40"}

@@ -47,7 +47,7 @@ def test_estimate_bounds_the_measured_peak(monkeypatch, call):
 
 
 @pytest.mark.parametrize("argv, option", [
-    (["divergence", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4096", "--n", "100000", "--k", "0"], "--n"),
+    (["divergence", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4096", "--n", "100000", "--others-plus", "0"], "--n"),
     (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--grid", "2001"], "--grid"),
     (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--alphas", "1.01:1000:100000"],
      "--alphas"),
@@ -57,7 +57,7 @@ def test_estimate_bounds_the_measured_peak(monkeypatch, call):
       "--neighbours", "pm-c"], "--n"),
     (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1000"], "--n"),
     (["divergence", "pbm", "--c", "1", "--theta", "0.25", "--trials", "64", "--n", "200"], "--n"),
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1300", "--k", "3",
+    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1300", "--others-plus", "3",
       "--engine", "exact", "--dps", "1000"], "--n"),
     (["bound", "rqm", "--c", "1", "--delta", "1", "--m", "4096", "--q", "0.4"], "--m"),
     (["account", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1000", "--rounds", "10"],

@@ -178,5 +178,5 @@ def test_invalid_parameters_name_the_parameter(kwargs, parameter):
 
 
 def test_input_outside_range_is_refused():
-    with pytest.raises(ParameterError, match="--x"):
+    with pytest.raises(ParameterError, match="^x: "):
         RQM(1, 1, 4, 0.5).pmf(F(3, 2))

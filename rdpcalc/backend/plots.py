@@ -14,7 +14,7 @@ def account_png(record: dict, curves: dict) -> bytes:
     :meth:`rdpcalc.runs.AccountedRun.epsilon_delta_curve` and ``epsilon_rounds_curve`` give them,
     for the run of ``record``. Points where ε is +∞ or not computed are left out."""
     fig, (left, right) = new_figure(ncols=2, width=10.0)
-    for axis, kind, x_key in ((left, "epsilon-delta", "delta"), (right, "epsilon-rounds", "rounds")):
+    for axis, kind, x_key in ((left, "epsilon-delta", "dp_delta"), (right, "epsilon-rounds", "rounds")):
         for method, style in (("pld", "-"), ("rdp", "--")):
             values = [(point[x_key], point[f"epsilon_{method}"]) for point in curves[kind]
                       if point[f"epsilon_{method}"] is not None and math.isfinite(point[f"epsilon_{method}"])]
@@ -26,7 +26,7 @@ def account_png(record: dict, curves: dict) -> bytes:
     left.set_xlabel("δ")
     left.set_title(f"{record['mechanism']}: ε against δ ({record['participation']} rounds composed)")
     right.set_xlabel("rounds composed")
-    right.set_title(f"ε against rounds at δ = {record['delta']:g}")
+    right.set_title(f"ε against rounds at δ = {record['dp_delta']:g}")
     return png_bytes(fig)
 
 

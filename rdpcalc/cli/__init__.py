@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from .. import resources
 from ..errors import ParameterError
 from .options import option_text, with_options
-from .render import spell_in_ascii
+from .render import QUIET, spell_in_ascii
 
 __all__ = ["main"]
 
@@ -90,6 +90,7 @@ def _error_line(text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or environment, 1 a bug in
     rdpcalc, 130 interrupted, 128 + signal number for SIGTERM/SIGHUP)."""
+    QUIET["on"] = False
     try:
         with _terminating_signals(), resources.restored():
             _prepare_streams()

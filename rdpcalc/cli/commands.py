@@ -110,7 +110,9 @@ def emit(records: list[dict], form: str, csv_path: str | None, draw: Callable[[l
 
 
 def _examples(lines: Sequence[str]) -> str:
-    return "Examples:\n\n" + "\n\n".join(f"  {line}" for line in lines)
+    from rich.markup import escape
+
+    return "Examples:\n\n" + "\n\n".join(f"  {escape(line)}" for line in lines)
 
 
 # ----------------------------------------------------------------------------- mechanisms
@@ -362,7 +364,7 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
     if plot_path is not None:
         with render.progress("ε against rounds") as progress:
             curves = {"epsilon-delta": run.epsilon_delta_curve(),
-                      "epsilon-rounds": run.epsilon_rounds_curve(records[0]["dp_delta"], progress=progress)}
+                      "epsilon-rounds": run.epsilon_rounds_curve(dp_delta=records[0]["dp_delta"], progress=progress)}
 
     def plot() -> bytes:
         from ..backend.plots import account_png

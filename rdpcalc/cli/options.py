@@ -124,9 +124,14 @@ def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool =
     else:
         default = list(opt.default) if opt.multiple else opt.default
         show_default = opt.show if opt.show is not None else True
-    text = opt.help + (" [required]" if opt.required else "")
-    info = typer.Option(default, *spellings, help=text, rich_help_panel=opt.panel, show_default=show_default,
-                        metavar=opt.metavar, hidden=opt.hidden or deprecated)
+    from rich.markup import escape
+
+    # a required option with a deprecated spelling is checked by :func:`command` (click would
+    # refuse the deprecated spelling alone), the others by click, which marks them in the help
+    enforced = opt.required and not opt.deprecated and not deprecated
+    text = escape(opt.help + (" [required]" if opt.required and not enforced and not deprecated else ""))
+    info = typer.Option(... if enforced else default, *spellings, help=text, rich_help_panel=opt.panel,
+                        show_default=show_default, metavar=opt.metavar, hidden=opt.hidden or deprecated)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
 
 
@@ -160,6 +165,7 @@ def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., 
 
         _CURRENT.clear()
         _CURRENT.update({opt.name: opt.described() for opt in options})
+        QUIET["on"] = bool(values.get("quiet"))
         given = {opt.name for opt in options if _given(opt.name)}
         for key, (opt, spelling) in old_spellings.items():
             value = values.pop(key)

@@ -316,7 +316,7 @@ def render_account(records: list[dict]) -> None:
                  f"{r['per_round_curve']}")
     if r.get("solved"):
         lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
-                     f"{r['target_epsilon']:g})")
+                     f"{r['dp_epsilon']:g})")
     table = Table(title=f"(ε, δ): ε by {r['method']}" + (", rdp beside it" if r["method"] == "pld" else ""),
                   title_justify="left")
     columns = ["δ", "ε (pld)", "ε (rdp)", "rdp order α"] if r["method"] == "pld" else ["δ", "ε (rdp)", "rdp order α"]
@@ -324,12 +324,12 @@ def render_account(records: list[dict]) -> None:
         table.add_column(column, justify="right")
     for record in records:
         order = number(record["order"]) if record["order"] is not None else "(+∞ at every order)"
-        cells = [f"{record['delta']:g}", number(record["epsilon_rdp"]), order]
+        cells = [f"{record['dp_delta']:g}", number(record["epsilon_rdp"]), order]
         table.add_row(*([cells[0], number(record["epsilon_pld"]), *cells[1:]] if r["method"] == "pld" else cells))
     notes = []
-    if "delta_at_epsilon_target" in r:
-        beside = (f" (rdp: {r['delta_at_epsilon_target_rdp']:.6g})" if r["method"] == "pld" else "")
-        notes.append(f"δ at ε = {r['epsilon_target']:g}: {r['delta_at_epsilon_target']:.6g}{beside}")
+    if "dp_delta_at_dp_epsilon" in r:
+        beside = (f" (rdp: {r['dp_delta_at_dp_epsilon_rdp']:.6g})" if r["method"] == "pld" else "")
+        notes.append(f"δ at ε = {r['dp_epsilon']:g}: {r['dp_delta_at_dp_epsilon']:.6g}{beside}")
     print_block(lines, table, notes)
 
 

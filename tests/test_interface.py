@@ -1,0 +1,137 @@
+"""The command line's interface: one vocabulary, deprecated spellings with a hint, exact
+rationals, output formats, per-mechanism help, the mechanisms listing, bare commands."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from rdpcalc.cli import main
+from rdpcalc.mechanisms import MECHANISMS
+
+RQM = ["--c", "1.5", "--delta", "1.5", "--levels", "16", "--q", "0.42"]
+
+
+def run(capsys, *argv):
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def divergence_values(capsys, *argv) -> list[float]:
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return [record["divergence"] for record in json.loads(out)]
+
+
+def test_paper_symbols_are_aliases_of_the_shared_options(capsys):
+    canonical = divergence_values(capsys, "divergence", "rqm", *RQM, "--alpha", "2")
+    paper = divergence_values(capsys, "divergence", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42",
+                              "--alpha", "2")
+    assert canonical == paper
+    qmgeo = divergence_values(capsys, "divergence", "qmgeo", "--levels", "8", "--p", "0.5", "--c", "1", "--alpha", "2")
+    assert qmgeo == divergence_values(capsys, "divergence", "qmgeo", "--R", "8", "--p", "0.5", "--w-max", "1",
+                                      "--alpha", "2")
+
+
+def test_exact_rationals_are_accepted(capsys):
+    decimal = divergence_values(capsys, "divergence", "rqm", *RQM, "--alpha", "10")
+    ratio = divergence_values(capsys, "divergence", "rqm", "--c", "3/2", "--delta", "1.5", "--levels", "16", "--q", "21/50",
+                              "--alpha", "10")
+    assert decimal == ratio
+    code, _, err = run(capsys, "divergence", "rqm", *RQM[:-1], "1/0")
+    assert code == 2 and err.startswith("rdpcalc: error: --q:") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("old, new, value, extra", [
+    ("--k", "--others-plus", "1", ["--n", "3", "--neighbours", "pm-c"]),
+    ("--k-others", "--others-plus", "1", ["--n", "3", "--neighbours", "pm-c"]),
+])
+def test_deprecated_spellings_work_with_a_hint(capsys, old, new, value, extra):
+    code, out, err = run(capsys, "divergence", "rqm", *RQM, *extra, old, value, "--alpha", "2", "--json")
+    assert code == 0 and err == f"rdpcalc: note: {old} is deprecated; use {new}\n"
+    code, expected, _ = run(capsys, "divergence", "rqm", *RQM, *extra, new, value, "--alpha", "2", "--json")
+    assert out == expected
+    code, out, err = run(capsys, "divergence", "rqm", *RQM, *extra, old, value, "--alpha", "2", "--json", "--quiet")
+    assert code == 0 and err == ""
+    code, out, err = run(capsys, "divergence", "rqm", *RQM, *extra, old, value, new, value)
+    assert code == 2 and out == "" and "--others-plus: is given twice" in err
+
+
+def test_account_and_calibrate_targets(capsys):
+    code, new, err = run(capsys, "account", "gaussian", "--sigma", "1", "--dp-delta", "1e-6", "--dp-epsilon", "2", "--json")
+    assert code == 0 and err == ""
+    code, old, err = run(capsys, "account", "gaussian", "--sigma", "1", "--delta-target", "1e-6", "--epsilon-target", "2",
+                         "--json")
+    assert old == new and "--delta-target is deprecated" in err and "--epsilon-target is deprecated" in err
+    record = json.loads(new)[0]
+    assert record["dp_delta"] == 1e-6 and record["dp_epsilon"] == 2
+    assert 0 < record["dp_delta_at_dp_epsilon"] < 1
+    code, out, err = run(capsys, "calibrate", "gaussian", "--rounds", "10", "--solve", "sigma", "--target-eps", "2", "--json")
+    assert code == 0 and "--target-eps is deprecated; use --dp-epsilon" in err
+    assert json.loads(out)[0]["dp_epsilon"] == 2
+
+
+def test_formats(capsys):
+    code, as_json, _ = run(capsys, "divergence", "rqm", *RQM, "--alpha", "2", "--alpha", "inf", "--format", "json")
+    records = json.loads(as_json)
+    for form, delimiter in (("csv", ","), ("tsv", "\t")):
+        code, out, _ = run(capsys, "divergence", "rqm", *RQM, "--alpha", "2", "--alpha", "inf", "--format", form)
+        rows = list(csv.DictReader(io.StringIO(out), delimiter=delimiter))
+        assert code == 0 and [float(row["divergence"]) for row in rows] == [r["divergence"] for r in records]
+        assert rows[1]["alpha"] == "inf"
+    code, _, err = run(capsys, "divergence", "rqm", *RQM, "--json", "--format", "csv")
+    assert code == 2 and err.startswith("rdpcalc: error: --json:")
+
+
+def test_help_is_per_mechanism(capsys):
+    code, out, _ = run(capsys, "divergence", "qgauss", "--help")
+    assert code == 0
+    assert "rdpcalc divergence qgauss --sigma 1 --levels 16 --clip 1" in out
+    assert "--sigma" in out and "--levels" in out and "--theta" not in out and "--delta " not in out
+    assert "[required]" in out
+
+
+def test_integer_options_are_typed(capsys):
+    code, out, _ = run(capsys, "divergence", "rqm", "--help")
+    assert "<int>" in out or "INTEGER" in out
+    code, _, err = run(capsys, "divergence", "rqm", *RQM, "--n", "2.5")
+    assert code == 2 and "--n" in err and err.count("\n") == 1
+
+
+def test_bare_commands_print_help_and_exit_0(capsys):
+    code, out, err = run(capsys)
+    assert code == 0 and "Usage: rdpcalc" in out and err == ""
+    code, out, _ = run(capsys, "divergence")
+    assert code == 0 and "rqm" in out and "layered" in out
+
+
+def test_figures_without_ids_asks_for_all(capsys):
+    code, out, err = run(capsys, "figures")
+    assert code == 2 and out == "" and "all" in err and err.count("\n") == 1
+
+
+def test_mechanisms_lists_every_registered_one(capsys):
+    code, out, _ = run(capsys, "mechanisms", "--json")
+    records = json.loads(out)
+    assert [r["mechanism"] for r in records] == list(MECHANISMS)
+    rqm = records[0]
+    levels = next(p for p in rqm["parameters"] if p["name"] == "m")
+    assert levels["option"] == "--levels" and levels["aliases"] == ["--m"] and levels["range"] == "an integer in [2, 4096]"
+    assert "arXiv:2306.11913" in rqm["paper"] and rqm["solvable"] == ["delta", "q"]
+    code, table, _ = run(capsys, "mechanisms")
+    assert code == 0 and all(cls.title in table for cls in MECHANISMS.values())
+
+
+def test_errors_name_the_option_a_user_types(capsys):
+    """The API names parameters (m, dp_delta); the command line names their options."""
+    code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--delta", "1", "--m", "1", "--q", "0.5")
+    assert err == "rdpcalc: error: --levels (--m): must be an integer in [2, 4096], got 1\n"
+    code, _, err = run(capsys, "account", "gaussian", "--sigma", "1", "--dp-delta", "2")
+    assert code == 2 and err.startswith("rdpcalc: error: --dp-delta:")
+    code, _, err = run(capsys, "account", "rqm", *RQM, "--n", "5", "--clients", "3")
+    assert code == 2 and "--n:" in err and "--clients" in err and "`" not in err
