@@ -27,7 +27,8 @@ def to_fraction(value: Number, parameter: str) -> Fraction:
     """Convert ``value`` (int, float, decimal or rational string, Fraction) to an exact Fraction.
 
     Floats convert exactly (their binary value); strings are read as decimals, so "0.1" is
-    1/10, or as a ratio of two decimals, so "21/50" is 21/50. NaN, infinities and non-numbers raise :class:`ParameterError` naming ``parameter``.
+    1/10, or as a ratio of two decimals, so "21/50" is 21/50. NaN, infinities and non-numbers
+    raise :class:`ParameterError` naming ``parameter``.
     """
     if isinstance(value, bool):
         raise ParameterError(parameter, f"must be a finite number, got {value!r}")
@@ -42,6 +43,8 @@ def to_fraction(value: Number, parameter: str) -> Fraction:
         return to_fraction(Fraction(value), parameter)
     if isinstance(value, str) and "/" in value:
         numerator, _, denominator = value.partition("/")
+        if "/" in denominator:
+            raise ParameterError(parameter, f"must be a finite number or a ratio of two, got {value!r}")
         top, bottom = to_fraction(numerator, parameter), to_fraction(denominator, parameter)
         if bottom == 0:
             raise ParameterError(parameter, f"must be a finite number, got {value!r} (division by zero)")

@@ -279,3 +279,16 @@ def test_grid_of_one_client_against_every_pair_one_by_one():
         first = next(pair for pair, v in values.items() if v[index] == best)
         assert record["divergence"] == best and (F(record["x"]).limit_denominator(100),
                                                  F(record["x_prime"]).limit_denominator(100)) == first
+
+
+def test_rational_strings_are_exact():
+    from fractions import Fraction
+
+    from rdpcalc.errors import ParameterError
+    from rdpcalc.exactnum import to_fraction
+
+    assert to_fraction("21/50", "q") == Fraction(21, 50) == to_fraction("0.42", "q")
+    assert to_fraction(" 1.5 / 3e1 ", "q") == Fraction(1, 20)
+    for text in ("1/0", "1/2/3", "/2", "inf/2"):
+        with pytest.raises(ParameterError, match="^q: "):
+            to_fraction(text, "q")

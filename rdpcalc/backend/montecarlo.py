@@ -40,6 +40,10 @@ MIN_EXPECTED = 5
 INFINITE_SHARE = 0.01
 #: the most draws a run takes (``samples``)
 MAX_SAMPLES = 10**9
+#: the most clients summed per draw (``n``), bootstrap resamples, and the largest seed
+MAX_CLIENTS = 10**4
+MAX_BOOTSTRAP = 10**5
+MAX_SEED = 2**63 - 1
 #: the fewest bootstrap resamples whose order statistics give a 95% interval: with B resamples
 #: the lowest and highest one bound a range of about (B − 1)/(B + 1) ≥ 95% when B ≥ 39
 MIN_BOOTSTRAP = 39
@@ -168,15 +172,19 @@ def tv_bound(cells: int, samples: int, confidence: float = TV_CONFIDENCE) -> flo
     return min(1.0, 0.5 * math.sqrt(2 * (cells * math.log(2) + math.log(1 / (1 - confidence))) / samples))
 
 
+def _check_integer(value, parameter: str, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ParameterError(parameter, f"must be an integer in [{low}, {high}], got {value!r}")
+
+
 def check(mechanism: Mechanism, x, samples: int, seed: int, n: int = 1, progress: Progress | None = None) -> dict:
     """Sample the sum of n clients at x and compare with the exact pmf: χ² p-value, total
     variation and its confidence bound; ``impossible_draws`` counts draws the pmf gives
     probability 0 (a sampler bug: the p-value is then 0). ``progress(draws done, samples)``
     after each batch."""
-    if samples < 1:
-        raise ParameterError("samples", f"must be an integer ≥ 1, got {samples}")
-    if n < 1:
-        raise ParameterError("n", f"must be an integer ≥ 1, got {n}")
+    _check_integer(samples, "samples", 1, MAX_SAMPLES)
+    _check_integer(seed, "seed", 0, MAX_SEED)
+    _check_integer(n, "n", 1, MAX_CLIENTS)
     x_value = mechanism.check_input(x)
     require_memory(mechanism, samples, n)
     probabilities = exact_pmf(mechanism, x_value, n)
@@ -227,6 +235,18 @@ def _too_few_draws(mechanism: Mechanism, x, x_prime, alpha: float, samples: int,
                                      f"suffice, got {samples}")
 
 
+def check_estimate(alpha: float, samples: int, seed: int, bootstrap: int) -> None:
+    """The arguments of :func:`divergence_estimate` checked (before any sampling)."""
+    _check_integer(samples, "samples", 1, MAX_SAMPLES)
+    _check_integer(seed, "seed", 0, MAX_SEED)
+    if not 1 < alpha < math.inf:
+        raise ParameterError("alphas", f"must be a finite order > 1 for the empirical divergence, got {alpha}")
+    if isinstance(bootstrap, int) and bootstrap < MIN_BOOTSTRAP:
+        raise ParameterError("bootstrap", f"must be an integer ≥ {MIN_BOOTSTRAP} (fewer resamples cannot give a 95% "
+                                          f"interval of order statistics), got {bootstrap}")
+    _check_integer(bootstrap, "bootstrap", MIN_BOOTSTRAP, MAX_BOOTSTRAP)
+
+
 def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples: int, seed: int,
                         bootstrap: int = 200, progress: Progress | None = None) -> dict:
     """Plug-in D_α(P̂‖Q̂) between the empirical laws at x and x′ (one client), with a percentile
@@ -240,13 +260,7 @@ def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples:
     ``progress(done, 2·samples + bootstrap)``: draws at x, then at x′, then resamples."""
     from ..queries import divergence
 
-    if samples < 1:
-        raise ParameterError("samples", f"must be an integer ≥ 1, got {samples}")
-    if not 1 < alpha < math.inf:
-        raise ParameterError("alphas", f"must be a finite order > 1 for the empirical divergence, got {alpha}")
-    if bootstrap < MIN_BOOTSTRAP:
-        raise ParameterError("bootstrap", f"must be an integer ≥ {MIN_BOOTSTRAP} (fewer resamples cannot give a 95% "
-                                          f"interval of order statistics), got {bootstrap}")
+    check_estimate(alpha, samples, seed, bootstrap)
     x_value, y_value = mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime")
     exact = divergence(mechanism, alphas=[alpha], x=x_value, x_prime=y_value)[0]["divergence"]
     if exact == math.inf:

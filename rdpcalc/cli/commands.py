@@ -6,7 +6,6 @@ newly registered mechanism appears in every command that :meth:`~rdpcalc.mechani
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -55,12 +54,6 @@ def engine_options() -> list[Opt]:
             panel="Engine"),
         Opt("dps", "Digits of the exact engine, 15 … 1000.", kind=int, default=50, panel="Engine"),
     ]
-
-
-def _int_in(value: int | None, name: str, low: int, high: int) -> int | None:
-    if value is not None and not low <= value <= high:
-        raise ParameterError(name, f"must be an integer in [{low}, {high}], got {value}")
-    return value
 
 
 def _setup(values: dict) -> str:
@@ -179,10 +172,6 @@ def divergence_command(cls: type[Mechanism]):
 
         form = _setup(values)
         mechanism = make(cls, values)
-        _int_in(values["n"], "n", 1, 10**6)
-        _int_in(values["seed"], "seed", 0, 2**63 - 1)
-        _int_in(values["dps"], "dps", 15, 1000)
-        _int_in(values["budget"], "budget", 1, MAX_BUDGET)
         csv_path = values.pop("csv")
         _check_output(csv_path)
         with render.progress("worst case") as progress:
@@ -208,7 +197,6 @@ def pmf_command(cls: type[Mechanism]):
 
         form = _setup(values)
         mechanism = make(cls, values)
-        _int_in(values["dps"], "dps", 15, 1000)
         _check_output(values["csv"])
         records = pmf(mechanism, x=values["x"], dps=values["dps"])
         summary = moments(mechanism, x=values["x"], dps=values["dps"])
@@ -232,7 +220,6 @@ def bound_command(cls: type[Mechanism]):
         form = _setup(values)
         extra = {param.name: values.pop(param.name) for param in cls.BOUND_PARAMS}
         mechanism = make(cls, values)
-        _int_in(values["dps"], "dps", 15, 1000)
         csv_path = values.pop("csv")
         _check_output(csv_path)
         with render.progress("bounds") as progress:
@@ -267,22 +254,19 @@ def mc_command(cls: type[Mechanism]):
 
         form = _setup(values)
         mechanism = make(cls, values)
-        samples = _int_in(values["samples"], "samples", 1, montecarlo.MAX_SAMPLES)
-        seed = _int_in(values["seed"], "seed", 0, 2**63 - 1)
-        n = _int_in(values["n"], "n", 1, 10**4)
         _check_output(values["csv"])
-        alpha = bootstrap = None
-        if values["x_prime"] is not None:
+        alpha = None
+        if values["x_prime"] is not None:  # checked before any sampling
             alpha = parse_alpha(values["alphas"])
-            if alpha == math.inf or alpha == 1:
-                raise ParameterError("alphas", "must be a finite order > 1 for the empirical divergence")
-            bootstrap = _int_in(values["bootstrap"], "bootstrap", montecarlo.MIN_BOOTSTRAP, 10**5)
+            montecarlo.check_estimate(alpha, values["samples"], values["seed"] + 1, values["bootstrap"])
         with render.progress("sampling") as progress:
-            records = [montecarlo.check(mechanism, values["x"], samples, seed, n, progress=progress)]
+            records = [montecarlo.check(mechanism, values["x"], values["samples"], values["seed"], values["n"],
+                                        progress=progress)]
         if alpha is not None:
             with render.progress("D_α estimate") as progress:
-                records.append(montecarlo.divergence_estimate(mechanism, values["x"], values["x_prime"], alpha, samples,
-                                                              seed + 1, bootstrap, progress=progress))
+                records.append(montecarlo.divergence_estimate(mechanism, values["x"], values["x_prime"], alpha,
+                                                              values["samples"], values["seed"] + 1, values["bootstrap"],
+                                                              progress=progress))
         emit(records, form, values["csv"], lambda r: render.render_mc(mechanism, r))
 
     params = _example_parameters(cls)
@@ -398,7 +382,6 @@ def account_command(cls: type[Mechanism]):
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
         csv_path, plot_path = values.pop("csv"), values.pop("plot")
         _check_account_outputs({"csv": csv_path, "plot": plot_path})
-        _int_in(values["dps"], "dps", 15, 1000)
         with render.progress("accounting") as progress:
             accounted = account_run(mechanism, progress=progress, **values)
         records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
@@ -463,8 +446,7 @@ def calibrate_command(cls_or_kind):
                 raise ParameterError(missing[0].name, f"is required (only the `solve` parameter may be left out): "
                                                       f"{missing[0].help}")
             params = {key: value for key, value in params.items() if key != solve and value is not None}
-            _int_in(values["dps"], "dps", 15, 1000)
-        _check_output(csv_path)
+            _check_output(csv_path)
         with render.progress(f"calibrating {solve}") as progress:
             record = calibrate(name, params=params, solve=solve, dp_epsilon=target, dp_delta=delta, progress=progress,
                                **values)
@@ -481,11 +463,6 @@ def calibrate_command(cls_or_kind):
 
 
 # ----------------------------------------------------------------------------- layered quantizers
-#: bits --n: the exact Irwin–Hall density table behind λ(n) costs about n^2.5 (1.7 s at n = 1000,
-#: 23 s at n = 3000); the paper's figure stops at 1000.
-LAYERED_BITS_MAX_N = 1000
-
-
 def layered_divergence_command():
     options = [Opt("noise", "The error distribution: gauss, laplace (layered quantizers) or irwin-hall.",
                    kind=("gauss", "laplace", "irwin-hall"), default="gauss", panel="Mechanism"),
@@ -500,7 +477,6 @@ def layered_divergence_command():
         form = _setup(values)
         csv_path = values.pop("csv")
         _check_output(csv_path)
-        _int_in(values["n"], "n", 1, 10**6)
         records = layered_divergence(values.pop("noise"), **values)
         emit(records, form, csv_path, render.render_layered_divergence)
 
@@ -511,10 +487,12 @@ def layered_divergence_command():
 
 
 def layered_bits_command():
+    from ..layered.tables import BITS_MAX_N
+
     options = [Opt("noise", "Target error distribution.", kind=("gauss", "laplace"), default="gauss", panel="Mechanism"),
                Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
                Opt("t", "Length t > 0 of the interval the inputs lie in.", default="64", panel="Mechanism"),
-               Opt("n", f"Clients, 1 … {LAYERED_BITS_MAX_N} (n > 1 adds the aggregate mechanisms; gauss).", kind=int,
+               Opt("n", f"Clients, 1 … {BITS_MAX_N} (n > 1 adds the aggregate mechanisms; gauss).", kind=int,
                    default=1, panel="Mechanism"),
                *output_options(), MAX_MEMORY]
 
@@ -524,7 +502,6 @@ def layered_bits_command():
         form = _setup(values)
         csv_path = values.pop("csv")
         _check_output(csv_path)
-        _int_in(values["n"], "n", 1, LAYERED_BITS_MAX_N)
         records = layered_bits(values.pop("noise"), **values)
         emit(records, form, csv_path, render.render_layered_bits)
 
@@ -559,7 +536,6 @@ def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
 
 def fl_command():
     from ..accounting import check_delta
-
     from ..backend.fl import fl_mechanisms
 
     mechanisms = {choice: None if name is None else MECHANISMS[name] for choice, (name, _) in fl_mechanisms().items()}
