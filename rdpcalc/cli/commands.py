@@ -518,19 +518,21 @@ def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
     W, CorBin's r): all optional; the chosen mechanism's are passed on."""
     seen: dict[str, Opt] = {}
     users: dict[str, list[str]] = {}
+    aliases: dict[str, list[str]] = {}
     for name, cls in mechanisms.items():
         if cls is None or name == "ldp":
             continue
         for param in cls.PARAMS:
             users.setdefault(param.option, []).append(name)
+            aliases.setdefault(param.option, []).extend(alias for alias in param.aliases
+                                                        if alias not in aliases[param.option])
             seen.setdefault(param.option, from_param(param, "Mechanism parameters", required=False))
     options = []
     for spelling, opt in seen.items():
-        aliases = tuple(alias for alias in opt.aliases if alias not in seen)
         key = "mechanism_" + spelling.lstrip("-").replace("-", "_")
         options.append(Opt(key, f"({', '.join(users[spelling])}) {opt.help}", kind=opt.kind, option=spelling,
-                           aliases=aliases, deprecated=opt.deprecated, panel="Mechanism parameters", show=opt.show,
-                           metavar=opt.metavar))
+                           aliases=tuple(alias for alias in aliases[spelling] if alias not in seen),
+                           deprecated=opt.deprecated, panel="Mechanism parameters", show=opt.show, metavar=opt.metavar))
     return options
 
 
