@@ -12,8 +12,7 @@ import sys
 
 import pytest
 
-from rdpcalc.cli import render
-from rdpcalc.cli import main
+from rdpcalc.cli import main, render
 
 from .unsafe_targets import UNSAFE_KINDS, snapshot, unsafe_target
 
