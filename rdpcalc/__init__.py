@@ -7,7 +7,9 @@ The Python API, by module:
 - :mod:`rdpcalc.runs`: whole training runs, :func:`account`, :func:`account_run`,
   :func:`account_reference`, :func:`account_reference_run`, :func:`calibrate`;
 - :mod:`rdpcalc.layered.tables`: :func:`layered_divergence`, :func:`layered_bits`;
-- :mod:`rdpcalc.accountant`: the :class:`Accountant` and its events.
+- :mod:`rdpcalc.accountant`: the :class:`Accountant` and its events;
+- :mod:`rdpcalc.mechanisms`: the :class:`Mechanism` interface, :class:`Param` and :func:`register`,
+  which makes a new mechanism known to every function and command.
 
 Every function takes its parameters by keyword and returns records (dicts of Python values);
 an invalid parameter raises :class:`ParameterError` naming its keyword. The command line
@@ -18,13 +20,13 @@ from .accountant import Accountant, DpEvent, GaussianEvent, LaplaceEvent, Mechan
 from .bounds import bound
 from .errors import ParameterError
 from .layered.tables import layered_bits, layered_divergence
-from .mechanisms import MECHANISMS, Mechanism
+from .mechanisms import MECHANISMS, Mechanism, Param, SolveRange, register
 from .queries import divergence, make_mechanism, moments, pmf
 from .runs import AccountedRun, account, account_reference, account_reference_run, account_run, calibrate, solvable
 
 __version__ = "0.1.0"
 
 __all__ = ["MECHANISMS", "AccountedRun", "Accountant", "DpEvent", "GaussianEvent", "LaplaceEvent", "Mechanism",
-           "MechanismEvent", "PairEvent", "ParameterError", "__version__", "account", "account_reference",
-           "account_reference_run", "account_run", "bound", "calibrate", "divergence", "layered_bits",
-           "layered_divergence", "make_mechanism", "moments", "pmf", "solvable"]
+           "MechanismEvent", "PairEvent", "Param", "ParameterError", "SolveRange", "__version__", "account",
+           "account_reference", "account_reference_run", "account_run", "bound", "calibrate", "divergence",
+           "layered_bits", "layered_divergence", "make_mechanism", "moments", "pmf", "register", "solvable"]

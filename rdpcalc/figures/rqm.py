@@ -63,7 +63,7 @@ def _record(figure: str, curve: Curve, protocol: str, n: int, point) -> dict:
         "figure": figure, "curve": curve.label, "mechanism": curve.mechanism.name, **curve.mechanism.parameters(),
         "protocol": protocol, "n": n, "alpha": point.alpha, "divergence": point.value,
         "certified_upper": point.upper, "search": point.search,
-        "x": float(point.attained.x), "x_prime": float(point.attained.x_prime), "k": point.attained.k(curve.mechanism.bound),
+        "x": float(point.attained.x), "x_prime": float(point.attained.x_prime), "others_plus": point.attained.k(curve.mechanism.bound),
         "others": [[float(value), count] for value, count in point.attained.others],
     }
 
