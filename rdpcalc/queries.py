@@ -25,7 +25,7 @@ from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import exact_pmf
 from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs
-from .numerics import make_engine
+from .numerics import check_dps, make_engine
 from .orders import collect_alphas
 from .worstcase import EXHAUSTIVE_BUDGET, Cost
 
@@ -150,7 +150,7 @@ def moments(mechanism: Mechanism, *, x, dps: int = 50) -> dict:
         x: the input, in [−b, b].
         dps: the decimal digits of the computation (mpmath), 15 … 1000."""
     x_value = mechanism.check_input(x, "x")
-    with mpmath.workdps(_check_dps(dps)):
+    with mpmath.workdps(check_dps(dps)):
         values = mechanism.moments(x_value)
     return {"mechanism": mechanism.name, **mechanism.parameters(), "x": float(x_value),
             **{key: float(value) for key, value in values.items()}}
@@ -202,7 +202,7 @@ def pmf(mechanism: Mechanism, *, x, dps: int = 50) -> list[dict]:
         x: the input, in [−b, b].
         dps: the decimal digits of the computation (mpmath), 15 … 1000."""
     x_value = mechanism.check_input(x, "x")
-    with mpmath.workdps(_check_dps(dps)):
+    with mpmath.workdps(check_dps(dps)):
         probabilities = exact_pmf(mechanism, x_value)
         rows = []
         for output, p in enumerate(probabilities):
@@ -219,11 +219,6 @@ def pmf(mechanism: Mechanism, *, x, dps: int = 50) -> list[dict]:
             )
     return rows
 
-
-def _check_dps(dps) -> int:
-    if isinstance(dps, bool) or not isinstance(dps, int) or not 15 <= dps <= 1000:
-        raise ParameterError("dps", f"must be an integer in [15, 1000], got {dps!r}")
-    return dps
 
 
 def order_texts(alphas: Sequence[float | str] | None) -> list[str]:

@@ -123,9 +123,9 @@ def test_records_of_the_api_with_infinities_write_as_inf():
 def test_the_account_plot_is_drawn_with_infinite_and_missing_points():
     from rdpcalc.backend.plots import account_png
 
-    curves = {"epsilon-delta": [{"delta": 1e-6, "epsilon_pld": None, "epsilon_rdp": math.inf},
-                                {"delta": 1e-5, "epsilon_pld": 2.0, "epsilon_rdp": 2.5}],
+    curves = {"epsilon-delta": [{"dp_delta": 1e-6, "epsilon_pld": None, "epsilon_rdp": math.inf},
+                                {"dp_delta": 1e-5, "epsilon_pld": 2.0, "epsilon_rdp": 2.5}],
               "epsilon-rounds": [{"rounds": 1, "epsilon_pld": 0.5, "epsilon_rdp": 0.7},
                                  {"rounds": 10, "epsilon_pld": math.inf, "epsilon_rdp": 3.0}]}
-    png = account_png({"mechanism": "rqm", "participation": 10, "delta": 1e-5}, curves)
+    png = account_png({"mechanism": "rqm", "participation": 10, "dp_delta": 1e-5}, curves)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"

@@ -123,9 +123,7 @@ class ExactEngine:
     def __init__(self, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1):
         """``clients``: the most clients whose probabilities one sum multiplies (the single-client
         pmfs are checked against EXACT_LOG_REACH / clients)."""
-        if not 15 <= dps <= 1000:
-            raise ParameterError("dps", f"must be an integer in [15, 1000], got {dps}")
-        self.dps = dps
+        self.dps = check_dps(dps)
         self.log_limit = EXACT_LOG_REACH / max(1, clients)
 
     def client(self, mechanism: Mechanism, x: Fraction) -> list:
@@ -188,9 +186,17 @@ class ExactEngine:
             return mpmath.nstr(exact.to_mpmath(value), self.dps)
 
 
+def check_dps(dps) -> int:
+    """``dps``, the exact engine's (and the mpmath pmfs') digits, checked to lie in [15, 1000]."""
+    if isinstance(dps, bool) or not isinstance(dps, int) or not 15 <= dps <= 1000:
+        raise ParameterError("dps", f"must be an integer in [15, 1000], got {dps!r}")
+    return dps
+
+
 def make_engine(name: str, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1) -> FastEngine | ExactEngine:
-    """The engine called ``name`` ("fast" or "exact"; dps and the most clients summed only
-    matter for exact)."""
+    """The engine called ``name`` ("fast" or "exact"; the most clients summed only matters for
+    exact; ``dps`` is checked for both, so an out-of-range value is never silently ignored)."""
+    check_dps(dps)
     if name == "fast":
         return FastEngine()
     if name == "exact":
@@ -198,4 +204,4 @@ def make_engine(name: str, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1) 
     raise ParameterError("engine", f"must be one of {', '.join(ENGINES)}, got {name!r}")
 
 
-__all__ = ["ENGINES", "ExactEngine", "FastEngine", "make_engine", "exact", "fast", "levels"]
+__all__ = ["ENGINES", "ExactEngine", "FastEngine", "check_dps", "make_engine", "exact", "fast", "levels"]
