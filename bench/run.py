@@ -17,7 +17,9 @@ Workloads (issues 2, 8 and 13). A–E compare with the peers on the papers' ±c 
      the n = 40 headline, Figure 2 left (n = 1 … 100, RQM and PBM, as ``make figures`` draws it),
      the growth with n and with the number of breakpoints, and the default ``account`` run;
   H. PLD accounting (issue 14): the RQM and PBM headline runs, 10⁵ coordinates, and the Gaussian
-     against dp-accounting's own PLD accountant.
+     against dp-accounting's own PLD accountant;
+  I. start-up (issue 16): ``rdpcalc --help``, a mechanism's help and ``import rdpcalc``, each a
+     fresh interpreter.
 Accuracy is measured against the exact engine at 60 digits where that is feasible.
 """
 
@@ -288,6 +290,28 @@ def pld_section() -> list[str]:
                     f"| dp-accounting PLDAccountant | {theirs_time:.2f} | {theirs:.10g} |", ""]
 
 
+def startup_section() -> list[str]:
+    """I: wall time of fresh processes (best of 5): the CLI's help builds the typer app from the
+    registered mechanisms; the package import is the Python API's cost."""
+    import subprocess
+
+    def best(argv: list[str]) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            subprocess.run(argv, check=True, capture_output=True)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    rows = [("rdpcalc --help", [sys.executable, "-m", "rdpcalc", "--help"]),
+            ("rdpcalc divergence rqm --help", [sys.executable, "-m", "rdpcalc", "divergence", "rqm", "--help"]),
+            ("python -c 'import rdpcalc'", [sys.executable, "-c", "import rdpcalc"]),
+            ("python -c 'pass' (the interpreter alone)", [sys.executable, "-c", "pass"])]
+    lines = ["## I. Start-up (fresh process, best of 5)", "", "| command | time (s) |", "|---|---:|"]
+    lines += [f"| `{label}` | {best(argv):.3f} |" for label, argv in rows]
+    return lines + [""]
+
+
 def federated_run() -> None:
     from rdpcalc.backend import data, fl
 
@@ -393,6 +417,8 @@ def main() -> int:
     lines += worst_case_section()
     print("H: PLD accounting", flush=True)
     lines += pld_section()
+    print("I: start-up", flush=True)
+    lines += startup_section()
     print("F: FL", flush=True)
     fl_time, _ = timed(federated_run, 1)
     lines += ["## F. Federated run", "", f"200 rounds × 10 of 100 clients, digits, MLP 64-32-10, RQM: {fl_time:.1f} s.", ""]

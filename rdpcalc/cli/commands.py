@@ -20,7 +20,6 @@ from . import render
 from .options import Opt, command, default_text, from_param
 
 FORMATS = ("table", "json", "csv", "tsv")
-REFERENCES = ("gaussian", "laplace")
 
 
 # ----------------------------------------------------------------------------- shared options
@@ -102,6 +101,19 @@ def emit(records: list[dict], form: str, csv_path: str | None, draw: Callable[[l
     write_outputs([(path, contents(), name) for path, name, contents in files if path is not None])
 
 
+def _records_body(compute: Callable[..., list[dict]], draw: Callable[[list[dict]], None]) -> Callable[..., None]:
+    """A command body that checks --csv, computes the records from the other options and emits
+    them (drawn by ``draw`` as a table)."""
+
+    def body(**values) -> None:
+        form = _setup(values)
+        csv_path = values.pop("csv")
+        _check_output(csv_path)
+        emit(compute(**values), form, csv_path, draw)
+
+    return body
+
+
 def _examples(lines: Sequence[str]) -> str:
     from rich.markup import escape
 
@@ -113,11 +125,9 @@ def mechanism_options(cls: type[Mechanism], required: bool | None = None) -> lis
     return [from_param(param, f"{cls.title} parameters", required) for param in cls.PARAMS]
 
 
-def make(cls: type[Mechanism], values: dict, leave_out: str | None = None) -> Mechanism:
+def make(cls: type[Mechanism], values: dict) -> Mechanism:
     """The mechanism from its parameters in ``values`` (removed from it)."""
     params = {param.name: values.pop(param.name) for param in cls.PARAMS}
-    if leave_out is not None:
-        params.pop(leave_out)
     from ..queries import make_mechanism
 
     return make_mechanism(cls.name, **{key: value for key, value in params.items() if value is not None})
@@ -471,16 +481,12 @@ def layered_divergence_command():
                Opt("n", "Irwin–Hall: number of clients, 1 … 10⁶.", kind=int, default=1, panel="Mechanism"),
                *ORDER_OPTIONS, *output_options(), MAX_MEMORY]
 
-    def body(**values) -> None:
+    def compute(noise: str, **values) -> list[dict]:
         from ..layered.tables import layered_divergence
 
-        form = _setup(values)
-        csv_path = values.pop("csv")
-        _check_output(csv_path)
-        records = layered_divergence(values.pop("noise"), **values)
-        emit(records, form, csv_path, render.render_layered_divergence)
+        return layered_divergence(noise, **values)
 
-    return command(body, options), {
+    return command(_records_body(compute, render.render_layered_divergence), options), {
         "help": "Rényi divergences of the layered quantizers: the error is exactly the target noise.",
         "epilog": _examples(["rdpcalc divergence layered --noise gauss --sigma 2 --sensitivity 1 --alpha 2 --alpha inf",
                              "rdpcalc divergence layered --noise irwin-hall --n 10 --sigma 1 --alpha 2"])}
@@ -496,16 +502,12 @@ def layered_bits_command():
                    default=1, panel="Mechanism"),
                *output_options(), MAX_MEMORY]
 
-    def body(**values) -> None:
+    def compute(noise: str, **values) -> list[dict]:
         from ..layered.tables import layered_bits
 
-        form = _setup(values)
-        csv_path = values.pop("csv")
-        _check_output(csv_path)
-        records = layered_bits(values.pop("noise"), **values)
-        emit(records, form, csv_path, render.render_layered_bits)
+        return layered_bits(noise, **values)
 
-    return command(body, options), {
+    return command(_records_body(compute, render.render_layered_bits), options), {
         "help": "Bits per client of the layered quantizers: exact entropies, the paper's bounds, step sizes.",
         "epilog": _examples(["rdpcalc bits layered --noise gauss --sigma 1 --t 64",
                              "rdpcalc bits layered --noise gauss --sigma 1 --t 2048 --n 100",
@@ -668,13 +670,10 @@ def figures_command():
 def mechanisms_command():
     options = [*output_options("mechanisms")]
 
-    def body(**values) -> None:
-        form = _setup(values)
-        _check_output(values["csv"])
-        records = [mechanism_record(cls) for cls in MECHANISMS.values()]
-        emit(records, form, values["csv"], render.render_mechanisms)
+    def compute() -> list[dict]:
+        return [mechanism_record(cls) for cls in MECHANISMS.values()]
 
-    return command(body, options), {
+    return command(_records_body(compute, render.render_mechanisms), options), {
         "help": "Every mechanism: its parameters (options, aliases, ranges, defaults), its paper, and the commands it "
                 "supports.",
         "epilog": _examples(["rdpcalc mechanisms", "rdpcalc mechanisms --json"])}
@@ -738,6 +737,8 @@ def build_app():
                 function, texts = factory(cls)
                 sub.command(cls.name, **texts)(function)
         if group in ("account", "calibrate"):
+            from ..runs import REFERENCES
+
             for kind in REFERENCES:
                 function, texts = (account_reference_command if group == "account" else calibrate_command)(kind)
                 sub.command(kind, **texts)(function)
