@@ -120,7 +120,7 @@ def test_fl_command_writes_its_folder(tmp_path, capsys):
     from rdpcalc.io import MANIFEST
 
     code = main(["fl", "--mechanism", "pbm", "--c", "0.05", "--theta", "0.25", "--trials", "16", "--rounds", "5",
-                 "--clients", "20", "--n", "4", "--out", str(tmp_path / "run")])
+                 "--clients", "20", "--n", "4", "--hidden", "2", "--out", str(tmp_path / "run")])
     assert code == 0 and sorted(path.name for path in (tmp_path / "run").iterdir()) == sorted([*fl.FL_FILES, MANIFEST])
     assert len((tmp_path / "run" / "fl.csv").read_text().splitlines()) == 6  # header + 5 rounds
     code = main(["fl", "--mechanism", "rqm", "--c", "0.05", "--delta", "0.05", "--m", "16"])

@@ -126,14 +126,31 @@ def _invoke(args: list[str]):
     errors (which exits 1 on a closed pipe): every error reaches :func:`main`."""
     import typer
 
-    from .commands import build_app
-
-    group = typer.main.get_command(build_app())
+    group = _application()
     try:
         with group.make_context("rdpcalc", args) as context:
             return group.invoke(context)
     except typer.Exit as done:
         return done.exit_code
+
+
+#: the click group of the last registry it was built for (tests run main() thousands of times)
+_BUILT: dict = {}
+
+
+def _application():
+    """The typer application as a click group, built again only when the registered mechanisms
+    changed since the last call."""
+    import typer
+
+    from ..mechanisms import MECHANISMS
+    from .commands import build_app
+
+    key = tuple(MECHANISMS.items())
+    if key not in _BUILT:
+        _BUILT.clear()
+        _BUILT[key] = typer.main.get_command(build_app())
+    return _BUILT[key]
 
 
 def _usage_errors() -> type[Exception]:
