@@ -59,7 +59,7 @@ def test_deprecated_spellings_work_with_a_hint(capsys, old, new, value, extra):
     code, out, err = run(capsys, "divergence", "rqm", *RQM, *extra, old, value, "--alpha", "2", "--json", "--quiet")
     assert code == 0 and err == ""
     code, out, err = run(capsys, "divergence", "rqm", *RQM, *extra, old, value, new, value)
-    assert code == 2 and out == "" and "--others-plus: is given twice" in err
+    assert code == 2 and out == "" and f"--others-plus: is given 2 times ({old}, {new})" in err
 
 
 def test_account_and_calibrate_targets(capsys):
@@ -135,3 +135,13 @@ def test_errors_name_the_option_a_user_types(capsys):
     assert code == 2 and err.startswith("rdpcalc: error: --dp-delta:")
     code, _, err = run(capsys, "account", "rqm", *RQM, "--n", "5", "--clients", "3")
     assert code == 2 and "--n:" in err and "--clients" in err and "`" not in err
+
+
+def test_an_option_given_twice_is_refused(capsys):
+    """click keeps the last value without a word; an alias beside its option is the same."""
+    code, out, err = run(capsys, "divergence", "rqm", *RQM, "--q", "0.5")
+    assert code == 2 and out == "" and err == "rdpcalc: error: --q: is given 2 times (--q, --q): give it once\n"
+    code, _, err = run(capsys, "divergence", "corbin", "--eps-p", "1", "--c", "0.5", "--r=1")
+    assert code == 2 and "--c (--r): is given 2 times (--c, --r)" in err
+    code, out, _ = run(capsys, "divergence", "rqm", *RQM, "--alpha", "2", "--alpha", "3", "--json")
+    assert code == 0 and len(json.loads(out)) == 2  # a repeatable option stays repeatable

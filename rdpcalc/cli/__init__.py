@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from .. import resources
 from ..errors import ParameterError
+from . import options
 from .options import option_text, with_options
 from .render import QUIET, spell_in_ascii
 
@@ -127,6 +128,7 @@ def _invoke(args: list[str]):
     import typer
 
     group = _application()
+    options.ARGUMENTS[:] = args
     try:
         with group.make_context("rdpcalc", args) as context:
             return group.invoke(context)

@@ -145,6 +145,21 @@ def _given(name: str) -> bool:
                                                                     ParameterSource.DEFAULT_MAP)
 
 
+#: the arguments of the command line being run (set by :func:`rdpcalc.cli.main`)
+ARGUMENTS: list[str] = []
+
+
+def _check_given_once(opt: Opt) -> None:
+    """An option that takes one value, given more than once (as itself, an alias or a deprecated
+    spelling) is refused: click would keep the last value without a word."""
+    from ..errors import ParameterError
+
+    spellings = (opt.spelling, *opt.aliases, *opt.deprecated)
+    used = [token.split("=", 1)[0] for token in ARGUMENTS if token.split("=", 1)[0] in spellings]
+    if len(used) > 1:
+        raise ParameterError(opt.name, f"is given {len(used)} times ({', '.join(used)}): give it once")
+
+
 def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., None]:
     """A function typer can turn into a command: its parameters are ``options`` (and a hidden
     one per deprecated spelling); calling it merges deprecated spellings, checks required
@@ -167,6 +182,9 @@ def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., 
         _CURRENT.update({opt.name: opt.described() for opt in options})
         QUIET["on"] = bool(values.get("quiet"))
         given = {opt.name for opt in options if _given(opt.name)}
+        for opt in options:
+            if not opt.multiple:
+                _check_given_once(opt)
         for key, (opt, spelling) in old_spellings.items():
             value = values.pop(key)
             if not _given(key):
