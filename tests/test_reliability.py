@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -24,13 +26,15 @@ HOSTILE = ["", "-1", "0", "-0", "nan", "NaN", "inf", "-inf", "∞", "1e400", "1e
            "1e9", "2", "3", "0.5", "1.5", "16", "0.999999999999", "1e-12", "--", "2001"]
 #: magnitudes at and beyond the accepted range [1e-300, 1e300], levels at the limit
 EXTREME = ["1e300", "-1e300", "9.99e300", "1e-300", "1.0000001e-300", "1e299", "4096", "4097", "1e-9", "60", "300"]
+#: valid values, each under its spellings (the shared option, then the paper's alias)
 VALID = {
-    "rqm": {"--c": "1.5", "--delta": "1.5", "--m": "8", "--q": "0.42"},
-    "pbm": {"--c": "1.5", "--theta": "0.25", "--trials": "8"},
-    "qgauss": {"--sigma": "1", "--k": "4", "--clip": "1"},
-    "qmgeo": {"--R": "6", "--p": "0.5", "--w-max": "1"},
-    "corbin": {"--eps-p": "1", "--d": "2"},
+    "rqm": {("--c",): "1.5", ("--delta",): "1.5", ("--levels", "--m"): "8", ("--q",): "21/50"},
+    "pbm": {("--c",): "1.5", ("--theta",): "0.25", ("--trials",): "8"},
+    "qgauss": {("--sigma",): "1", ("--levels", "--k"): "4", ("--clip",): "1"},
+    "qmgeo": {("--levels", "--R"): "6", ("--p",): "0.5", ("--c", "--w-max"): "1"},
+    "corbin": {("--eps-p",): "1", ("--shared-bits", "--d"): "2"},
 }
+FORMATS = [None, None, "table", "json", "csv", "tsv", "xml"]
 COMMAND_OPTIONS = {
     "divergence": ["--n", "--alpha", "--alphas", "--engine", "--dps", "--neighbours", "--x", "--x-prime", "--seed",
                    "--grid", "--margin", "--others-plus", "--budget"],
@@ -53,13 +57,13 @@ def command_lines(draw):
     command = draw(st.sampled_from(sorted(COMMAND_OPTIONS)))
     mechanism = draw(st.sampled_from([*MECHANISMS, "nope"]))
     argv = [command, mechanism]
-    for option, value in VALID.get(mechanism, {}).items():
+    for spellings, value in VALID.get(mechanism, {}).items():
         choice = draw(st.sampled_from(["valid"] * 12 + ["missing", "hostile", "extreme", "extreme"]))
         if choice == "missing":
             continue
         if choice != "valid":
             value = draw(st.sampled_from(HOSTILE if choice == "hostile" else EXTREME))
-        argv += [option, value]
+        argv += [draw(st.sampled_from(spellings)), value]
     options = draw(st.lists(st.sampled_from(COMMAND_OPTIONS[command]), max_size=2, unique=True)
                    if draw(st.booleans()) else st.just([]))
     for option in options:
@@ -69,7 +73,8 @@ def command_lines(draw):
     if command == "mc":
         argv += [item for pair in SMALL.items() for item in pair]
     memory = draw(st.sampled_from(MEMORY))
-    return argv + (["--max-memory", memory] if memory else [])
+    form = draw(st.sampled_from(FORMATS))
+    return argv + (["--max-memory", memory] if memory else []) + (["--format", form] if form else [])
 
 
 @settings(max_examples=int(os.environ.get("RDPCALC_FUZZ", "1000")), deadline=None, derandomize=True,
@@ -100,9 +105,12 @@ def test_fuzzed_command_lines_exit_0_or_2_with_one_line(argv, target, as_json, c
         assert not [p for p in folder.rglob("*.tmp")]
     if code == 0 and target not in (None, "new"):
         raise AssertionError(f"the unsafe --csv target {target} was accepted: {argv}")
-    if code == 0 and as_json:
+    if code == 0 and (as_json or "json" in argv):
         records = json.loads(out)
         assert isinstance(records, list) and records
+    elif code == 0 and ("csv" in argv or "tsv" in argv):
+        rows = list(csv.DictReader(io.StringIO(out), delimiter="," if "csv" in argv else "\t"))
+        assert rows and all(None not in row for row in rows), (argv, out)
     elif code == 0:
         assert "…" not in out, (argv, out)
 
