@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import accounting as acc
-from .accountant import METHODS, PER_ROUND, RELATIONS, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent, check_relation
+from .accountant import METHODS, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
@@ -149,30 +149,17 @@ def account_run(
 
     The per-round worst case's memory is estimated first (:func:`per_round_costs`) and refused
     beyond the budget. Ask the returned :class:`AccountedRun` for records at each δ."""
-    clients = n if clients is None else clients
-    for value, parameter in ((n, "n"), (clients, "clients"), (rounds, "rounds"), (dim, "dim")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ParameterError(parameter, f"must be an integer ≥ 1, got {value!r}")
-    if n > clients:
-        raise ParameterError("n", f"must be at most `clients` = {clients} (n of N clients are sampled), got {n}")
-    if sampling not in acc.SAMPLING:
-        raise ParameterError("sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
-    if observer not in acc.OBSERVERS:
-        raise ParameterError("observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
-    if per_round not in PER_ROUND:
-        raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
-    rate = n / clients
-    amplified = observer == "release" and rate < 1
-    if relation not in RELATIONS:
-        raise ParameterError("relation", f"must be one of {', '.join(RELATIONS)}, got {relation!r}")
-    check_relation(relation, observer, sampling, rate < 1)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    # the event checks n, clients, dim, observer, per_round, relation and sampling
+    event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
+                           engine=engine, dps=dps, relation=relation, sampling=sampling)
+    clients, rate, amplified = event.clients, event.rate, event.amplified
     method = _method(method, amplified and relation == "replace-one",
                      "the observer does not know the sample and no PLD amplification bound for sampling without "
                      "replacement is implemented")
     check_discretization(discretization)
     participation = _participation(participation, rounds, observer, rate)
-    event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
-                           engine=engine, dps=dps, relation=relation, sampling=sampling)
     if relation == "replace-one" and event.clients_in_sum > 1:
         require_costs(per_round_costs(mechanism, event.clients_in_sum, amplified, engine, dps))
     stages = 3 if method == "pld" else 2
