@@ -390,11 +390,12 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     if solve not in ranges:
         raise ParameterError("solve", f"for {name} must be one of: {', '.join(ranges) or 'nothing'}; got {solve!r}")
     target = _check_epsilon(dp_epsilon, strict=True)
-    params = _calibrate_params(name, solve, params or {})
+    params = {key: value for key, value in (params or {}).items() if value is not None}
+    converted = _calibrate_params(name, solve, params)
     both = sorted(set(params) & set(run))
     if both:
         raise ParameterError(both[0], "is given twice: in `params` and as a keyword")
-    low, high, log_scale = ranges[solve](params)
+    low, high, log_scale = ranges[solve](converted)
 
     def run_at(value: float) -> dict:
         if name in REFERENCES:
@@ -426,8 +427,10 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
 
 
 def _calibrate_params(name: str, solve: str, params: dict) -> dict:
-    """A quantization mechanism's ``params`` converted and checked (the range of ``solve`` may
-    depend on them), every required one but ``solve`` given; a reference mechanism's as given."""
+    """A quantization mechanism's ``params`` converted and checked, every required one but
+    ``solve`` given: for the range of ``solve``, which may depend on them (the mechanism itself
+    is made from the values as given: a converted value can read as "not given", as CorBin's
+    d = ∞ does); a reference mechanism's as given."""
     if solve in params:
         raise ParameterError(solve, "is the parameter solved for: leave it out of `params`")
     if name in REFERENCES:

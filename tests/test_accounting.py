@@ -313,3 +313,10 @@ def test_calibrate_meets_targets_above_300_and_refuses_a_jump_to_infinity(monkey
     monkeypatch.setattr(runs, "account_reference", stub(jump=True))
     with pytest.raises(ParameterError, match="^dp_epsilon: ε jumps from 300 to"):
         rdpcalc.calibrate("gaussian", solve="sigma", dp_epsilon=400.0)
+
+
+def test_calibrate_keeps_every_given_parameter():
+    """CorBin's d = ∞ converts to None, which make_mechanism read as "not given" (d = 5)."""
+    record = rdpcalc.calibrate("corbin", solve="eps_p", dp_epsilon=2, params={"d": "inf", "r": "0.5"}, method="rdp")
+    assert record["parameters"]["d"] == "inf" and record["parameters"]["r"] == 0.5
+    assert record["epsilon"] <= 2 * (1 + 1e-12)
