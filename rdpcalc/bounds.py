@@ -11,6 +11,7 @@ import mpmath
 from .mechanisms import Mechanism
 from .mechanisms.base import Exact
 from .neighbours import require_pairs
+from .numerics import make_engine
 from .orders import collect_alphas
 from .queries import divergence, order_texts
 
@@ -42,6 +43,7 @@ def bound(
     pairs; records of kind ``bound`` give each closed form with its source, the exact value it
     is checked against (``compares``) and whether it ``holds`` (None for values only reported)."""
     mechanism.bound_options(**options)  # an unknown or invalid option is refused before any computation
+    make_engine(engine, dps)  # as are the engine and its digits, which the closed forms run at
     orders = collect_alphas(order_texts(alphas), alpha_ranges)
     if math.inf not in orders:
         orders.append(math.inf)

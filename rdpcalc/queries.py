@@ -101,9 +101,9 @@ def divergence(
     with its ``reason``."""
     check_distribution(mechanism)
     orders = collect_alphas(order_texts(alphas), alpha_ranges)
-    engine_obj = make_engine(engine, dps, clients=n)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
     chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget)
+    engine_obj = make_engine(engine, dps, clients=n)  # after choose_neighbours has checked n
     require_costs(peak_costs(mechanism, n, len(orders), chosen, engine_obj, inputs_text.split(":")[0] or None))
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     return [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj) for point in points]
@@ -184,7 +184,7 @@ def _infinity_reason(mechanism: Mechanism, n: int, point: DivergencePoint) -> st
     if n > 1:
         return "the SecAgg sum under x has an output that is impossible under x′ (support mismatch)"
     with mpmath.workdps(60):
-        p, q = mechanism.pmf(config.x), mechanism.pmf(config.x_prime)
+        p, q = exact_pmf(mechanism, config.x), exact_pmf(mechanism, config.x_prime)
     output = next((i for i, (a, b) in enumerate(zip(p, q)) if a > 0 and b == 0), None)
     if output is None:
         raise ArithmeticError(f"self-check failed: D = +∞ at x = {float(config.x):g}, x′ = {float(config.x_prime):g}, "

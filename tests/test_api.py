@@ -171,3 +171,15 @@ def test_calibrate_reads_the_ranges_of_solvable():
     again = rdpcalc.account(rdpcalc.make_mechanism("rqm", c=1, delta=1, m=4, q=record["value"]), n=3, clients=30,
                             rounds=10, observer="release")
     assert again["epsilon"] == record["epsilon"]
+
+
+def test_engine_options_are_checked_before_any_computation():
+    """bound ran the closed forms at dps = 20 000 (52 s) before refusing it; divergence built the
+    exact engine from an unchecked n (a TypeError)."""
+    qgauss = rdpcalc.make_mechanism("qgauss", sigma=1, k=4, clip=1)
+    with pytest.raises(rdpcalc.ParameterError) as refused:
+        rdpcalc.bound(qgauss, dps=20000)
+    assert refused.value.parameter == "dps"
+    with pytest.raises(rdpcalc.ParameterError) as refused:
+        rdpcalc.divergence(qgauss, n="2", engine="exact")
+    assert refused.value.parameter == "n"
