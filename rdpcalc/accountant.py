@@ -451,4 +451,6 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
                 else f"the exact worst case (search: {records[0]['search']})" if exhaustive
                 else f"the largest value found by the search ({records[0]['search']}): a lower bound of the worst "
                      "case, NOT a guarantee")
+    if mechanism.WORST_PAIR_PREMISE:
+        text += f"; {mechanism.WORST_PAIR_PREMISE}"
     return acc.RdpCurve(np.array(orders, dtype=float), np.array(values, dtype=float)), clients_in_sum, text

@@ -132,7 +132,7 @@ def choose_neighbours(
     if searched:
         points = mechanism.breakpoints()
         return Neighbours("worst", (), (), f"worst: client 1 over all ordered pairs of the {len(points)} breakpoints, the "
-                                           f"other {n - 1} over multisets of them", budget=budget)
+                                           f"other {n - 1} over multisets of them{_premise(mechanism)}", budget=budget)
 
     if x is not None:
         pair = (mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime"))
@@ -147,7 +147,7 @@ def choose_neighbours(
         points = mechanism.breakpoints()
         require_pairs(len(points), mechanism.size_parameter())
         pairs = tuple((a, c) for a in points for c in points if a != c)
-        pair_text = f"max over all ordered pairs of the {len(points)} breakpoints"
+        pair_text = f"max over all ordered pairs of the {len(points)} breakpoints{_premise(mechanism)}"
     elif protocol == "paper":
         pairs = ((b, -b),)
         pair_text = f"x₁ = {sym} vs −{sym}"
@@ -318,6 +318,11 @@ def divergences(
         return [replace(point, upper=point.value, search="exhaustive", certificate="exhaustive: equal to the value")
                 for point in best]
     return [replace(point, search=neighbours.protocol) for point in best]
+
+
+def _premise(mechanism: Mechanism) -> str:
+    """The mechanism's :data:`~rdpcalc.mechanisms.Mechanism.WORST_PAIR_PREMISE`, for a description."""
+    return f" ({mechanism.WORST_PAIR_PREMISE})" if mechanism.WORST_PAIR_PREMISE else ""
 
 
 def pm_others(b: Fraction, n: int, k: int) -> tuple[tuple[Fraction, int], ...]:

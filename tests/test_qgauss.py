@@ -167,3 +167,18 @@ def test_invalid_parameters(kwargs, parameter):
 def test_input_range_is_half_the_clip():
     with pytest.raises(ParameterError, match="^x: "):
         rdpcalc.divergence(QG(1, 4, 1), x="0.6", x_prime="0")
+
+
+def test_the_worst_pairs_numerical_premise_is_stated_wherever_it_is_used(capsys):
+    """±C_q/2 is the worst pair for finite α by a numerical check only: the divergence's
+    protocol and the accounted per-round curve both say so."""
+    import rdpcalc
+
+    mech = rdpcalc.make_mechanism("qgauss", sigma=1, k=4, clip=1)
+    premise = mech.WORST_PAIR_PREMISE
+    assert premise and "not a proof" in premise
+    for n in (1, 3):
+        assert premise in rdpcalc.divergence(mech, n=n, alphas=[2])[0]["protocol"]
+    assert premise in rdpcalc.account(mech, n=3, rounds=2, method="rdp")["per_round_curve"]
+    rqm = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=4, q="0.5")
+    assert "numerical check" not in rdpcalc.divergence(rqm, alphas=[2])[0]["protocol"]

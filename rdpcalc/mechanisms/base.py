@@ -274,6 +274,10 @@ class Mechanism(ABC):
     #: "breakpoints" (others searched at the breakpoints only; certified by one client)
     OTHERS_FAMILY: ClassVar[str] = "affine"
 
+    #: where the breakpoints are the worst single-client inputs for some orders by a numerical
+    #: check rather than a proof: what was checked (every output of the worst case says so)
+    WORST_PAIR_PREMISE: ClassVar[str] = ""
+
     #: True where the pmf at −x is the pmf at x reversed and the breakpoints are symmetric
     #: (the worst-case search then skips mirror images; tested per mechanism)
     MIRRORED: ClassVar[bool] = False

@@ -80,6 +80,8 @@ class QuantizedGaussian(Mechanism):
     def output_values(self) -> list[Fraction]:
         return [self.level(r) for r in range(self.k)]
 
+    WORST_PAIR_PREMISE = ("for finite α the extreme pair ±C_q/2 is the worst by a numerical check (grids of input pairs), "
+                          "not a proof; for α = ∞ by the likelihood-ratio order")
     #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase`)
     OTHERS_FAMILY = "breakpoints"
     MIRRORED = True
