@@ -469,3 +469,33 @@ def test_bootstrap_interval_of_order_statistics_recomputed_from_the_seeded_strea
     assert record["interval_high"] == pytest.approx(resampled[math.ceil(0.975 * (bootstrap - 1))], rel=1e-12)
     with pytest.raises(ParameterError, match="^bootstrap: "):
         montecarlo.divergence_estimate(mech, "1.5", "-1.5", 2.0, samples, seed=4, bootstrap=38)
+
+
+def test_fl_epsilon_is_the_accountants_for_the_observed_messages():
+    """The run's ε, recomputed from the accountant: RQM's SecAgg sum seen by the server over the
+    model's coordinates and rounds; CorBin-FL's pairs, whose joint law the server receives (+∞ with
+    shared bits; d = 0 makes the pair independent, one uplink's ε per client's message)."""
+    import dataclasses
+
+    from rdpcalc.backend import fl
+
+    small = {**SETUP, "hidden": 1}
+    config, federated = fl.setup(**{**small, "mechanism": "rqm", "params": RQM_FL})
+    summary = fl.run(config, federated)["summary"]
+    mech = rdpcalc.make_mechanism("rqm", **RQM_FL)
+    again = rdpcalc.account(mech, n=4, clients=20, rounds=2, dim=summary["dimension"], observer="server")
+    assert summary["epsilon"] == again["epsilon"] and summary["epsilon_rdp"] == again["epsilon_rdp"]
+    for d, finite in ((5, False), (0, True)):
+        params = {"eps_p": 1, "r": "0.05", "d": d}
+        config, federated = fl.setup(**{**small, "mechanism": "corbin", "params": params, "n": 2})
+        summary = fl.run(config, federated)["summary"]
+        uplink = rdpcalc.make_mechanism("corbin", **params)
+        run = {"n": 2, "clients": 20, "rounds": 2, "dim": summary["dimension"], "observer": "local"}
+        assert summary["epsilon_uplink"] == rdpcalc.account(uplink, **run)["epsilon"] < math.inf
+        joint = dataclasses.replace(uplink, view="joint")
+        if finite:  # the pair is two independent uplinks: the joint law's account
+            assert summary["epsilon"] == rdpcalc.account(joint, **run)["epsilon"] < math.inf
+        else:  # shared bits: an output of the pair at x = r is impossible at x = −r
+            p, q = (rdpcalc.pmf(joint, x=x) for x in ("0.05", "-0.05"))
+            assert any(a["probability"] > 0 == b["probability"] for a, b in zip(p, q))
+            assert summary["epsilon"] == math.inf

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +34,7 @@ from ..errors import ParameterError
 from ..exactnum import to_fraction, to_int
 from ..io import json_text, record_written, to_csv, to_json, write_outputs
 from ..mechanisms.base import MECHANISMS, Mechanism
-from ..queries import make_mechanism
+from ..queries import divergence, make_mechanism
 from ..runs import account
 from .data import FederatedData, digits, federate, idx_dataset
 from .samplers import sample, sample_corbin_pairs
@@ -273,10 +273,33 @@ def _privacy(mechanism, observer, config: RunConfig, clients: int, dimension: in
     Δ is ``parameters.delta``)."""
     if mechanism is None:
         return {"dp_delta": config.dp_delta, "epsilon": math.inf, "privacy": "none: clipped SGD without noise"}
+    if config.mechanism == "corbin":
+        return _paired_privacy(mechanism, config, clients, dimension)
     record = account(mechanism, n=config.per_round, clients=clients, rounds=config.rounds, dim=dimension,
                      dp_delta=config.dp_delta, observer=observer)
     return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["method"],
             "epsilon_rdp": record["epsilon_rdp"], "privacy": record["observer_text"]}
+
+
+def _paired_privacy(uplink, config: RunConfig, clients: int, dimension: int) -> dict:
+    """CorBin-FL's (ε, δ) against the server, which receives both messages of each pair: the
+    pair's joint law (CorBin's ``view`` joint), not one uplink's. With shared bits (d ≥ 1) one
+    input's change moves the joint support, D_∞ = +∞ at the extreme pair; then ε = +∞ (the
+    worst case is at least that pair's). Otherwise the joint law is accounted like any local
+    message. ``epsilon_uplink`` is one uplink's ε, what an eavesdropper on one client faces."""
+    joint = replace(uplink, view="joint")
+    pair = divergence(joint, x=joint.bound, x_prime=-joint.bound, alphas=[math.inf])[0]
+    run = {"n": config.per_round, "clients": clients, "rounds": config.rounds, "dim": dimension,
+           "dp_delta": config.dp_delta, "observer": "local"}
+    one = account(uplink, **run)
+    if pair["divergence"] == math.inf:
+        return {"dp_delta": config.dp_delta, "epsilon": math.inf, "epsilon_uplink": one["epsilon"],
+                "privacy": f"server: receives both messages of each pair, whose joint law is +∞ apart ({pair['reason']}); "
+                           f"one uplink alone, to an eavesdropper: ε = {one['epsilon']:.6g}"}
+    record = account(joint, **run)
+    return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["method"],
+            "epsilon_rdp": record["epsilon_rdp"], "epsilon_uplink": one["epsilon"],
+            "privacy": "server: receives both messages of each pair (their joint law)"}
 
 
 def write_run(folder: Path, result: dict) -> None:

@@ -95,9 +95,10 @@ class Param:
     def convert(self, value):
         """``value`` (a number, a decimal or rational string, a choice) converted and checked:
         :class:`ParameterError` naming the parameter and its range otherwise. None stays None
-        for an optional parameter."""
+        for an optional parameter and for an integer-or-inf one (where it is ∞), so converting
+        a converted value changes nothing (``dataclasses.replace`` converts again)."""
         if value is None or (self.optional and isinstance(value, str) and value.strip().lower() == "none"):
-            if self.optional:
+            if self.optional or (value is None and self.kind == "integer-or-inf"):  # None: not given, or ∞
                 return None
             raise ParameterError(self.name, f"is required: {self.range_text()}")
         if self.kind == "choice":
