@@ -224,7 +224,7 @@ def delta_at(curve: RdpCurve, eps: float) -> tuple[float, float | None]:
         log_delta = (a - 1) * (value - eps) + a * math.log1p(-1 / a) - math.log(a - 1)
         if log_delta < best:
             best, order = log_delta, a
-    return (min(1.0, math.exp(best)) if math.isfinite(best) else 1.0), order
+    return (math.exp(min(best, 0.0)) if math.isfinite(best) else 1.0), order  # exp of > 709 overflowed
 
 
 def check_delta(delta: float, parameter: str = "dp_delta") -> float:

@@ -320,3 +320,20 @@ def test_calibrate_keeps_every_given_parameter():
     record = rdpcalc.calibrate("corbin", solve="eps_p", dp_epsilon=2, params={"d": "inf", "r": "0.5"}, method="rdp")
     assert record["parameters"]["d"] == "inf" and record["parameters"]["r"] == 0.5
     assert record["epsilon"] <= 2 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("sigma, rounds, epsilon", [(1.0, 10, 5.0), (2.0, 100, 3.0), (0.001, 1, 1.0)])
+def test_rdp_delta_at_epsilon_against_the_continuous_conversion(sigma, rounds, epsilon):
+    """δ at ε by the Rényi route: the Gaussian's curve kα/(2σ²) converted at every real α > 1
+    (scipy's minimiser) is a lower bound of the value over rdpcalc's grid of orders, which must
+    stay close to it; beyond any order's reach δ is 1 (exp(>709) overflowed: an internal error)."""
+    from scipy.optimize import minimize_scalar
+
+    def log_delta(a):
+        return (a - 1) * (rounds * a / (2 * sigma**2) - epsilon) + a * math.log1p(-1 / a) - math.log(a - 1)
+
+    best = minimize_scalar(log_delta, bounds=(1 + 1e-9, 1e4), method="bounded", options={"xatol": 1e-10})
+    continuous = min(1.0, math.exp(min(best.fun, 0.0)))
+    record = rdpcalc.account_reference("gaussian", sigma=sigma, rounds=rounds, dp_epsilon=epsilon)
+    ours = record["dp_delta_at_dp_epsilon_rdp"]
+    assert continuous * (1 - 1e-9) <= ours <= max(continuous * 1.2, continuous + 1e-300)
