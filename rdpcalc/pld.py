@@ -35,7 +35,8 @@ bound on the family's hockey-stick curves — into one dominating PLD on the gri
 The same construction accepts the pointwise minimum of two valid bounds (each ≥ T, so their
 minimum is), which the certificates for a SecAgg sum use. Every number is certified up to
 float rounding of the pmfs (the fast engine: ~1e−12 relative), which ``FLOAT_SLACK`` and
-``LOSS_SLACK`` cover.
+``LOSS_SLACK`` cover, and up to dp-accounting's FFT composition, whose rounding is covered by
+an empirical allowance (:func:`rounding_allowance`), not a proven bound.
 """
 
 from __future__ import annotations
@@ -408,15 +409,22 @@ def rounding_allowance(pld) -> float:
     """What the FFT compositions' rounding may have taken off δ: 10 × the negative masses the
     rounding left (their sum is ~1e−14 after 10⁴ Gaussian compositions), at least
     MIN_ROUNDING_ALLOWANCE. Unaccounted, it understated ε at δ ≤ 1e−10 (e.g. 52.8872 for the
-    exact 52.8874 at δ = 1e−12: 30 rounds of the Gaussian at σ = 1)."""
+    exact 52.8874 at δ = 1e−12: 30 rounds of the Gaussian at σ = 1).
+
+    An empirical allowance, not a proven bound on the FFT's error: the negative mass measures
+    the rounding's size, and a staged composition's coarsening sums negative into positive
+    entries. Against the closed-form composed Gaussian (σ from 0.3 to 10, 2 to 3000 rounds, δ
+    from 2.5e−11 to 1e−9) the largest δ overshoot without it was 5e−15, about 2000 times less
+    than the allowance; tests check that comparison."""
     negative = sum(float(-np.sum(np.minimum(pmf.to_dense_pmf()._probs, 0.0))) for pmf in _pmfs(pld))  # noqa: SLF001
     return max(MIN_ROUNDING_ALLOWANCE, 10 * negative)
 
 
 def epsilon(pld, delta: float) -> float:
     """The smallest ε ≥ 0 with H_{e^ε} ≤ δ − :func:`rounding_allowance` of the (composed)
-    dominating pair, so the FFT's rounding never lowers it; +∞ if none, or if δ is within
-    the allowance (that small a δ is not certified by PLD: the Rényi route is beside it)."""
+    dominating pair, so the FFT's rounding (as far as the allowance measures it) does not lower
+    it; +∞ if none, or if δ is within the allowance (that small a δ is not certified by PLD:
+    the Rényi route is beside it)."""
     allowance = rounding_allowance(pld)
     if delta <= 2 * allowance:
         return math.inf
