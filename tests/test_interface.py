@@ -145,3 +145,18 @@ def test_an_option_given_twice_is_refused(capsys):
     assert code == 2 and "--c (--r): is given 2 times (--c, --r)" in err
     code, out, _ = run(capsys, "divergence", "rqm", *RQM, "--alpha", "2", "--alpha", "3", "--json")
     assert code == 0 and len(json.loads(out)) == 2  # a repeatable option stays repeatable
+
+
+def test_fl_refuses_another_mechanisms_parameters_before_reading_data(capsys, tmp_path):
+    base = ["fl", "--mechanism", "rqm", "--c", "0.05", "--delta", "0.05", "--levels", "16", "--q", "0.42", "--rounds", "1"]
+    for extra, option in ((["--theta", "0.3"], "--theta"), (["--clip", "5"], "--clip")):
+        code, out, err = run(capsys, *base, *extra)
+        assert code == 2 and out == "" and err.startswith(f"rdpcalc: error: {option}: is not a parameter")
+
+
+def test_figures_named_twice_are_built_once(capsys, tmp_path):
+    """21 copies of one id counted as 'all figures' and wrote the index: an internal KeyError."""
+    code, _, err = run(capsys, "figures", *["rqm-fig1b"] * 21, "--out", str(tmp_path))
+    assert code == 0 and err.count("rqm-fig1b:") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".rdpcalc-written", "rqm-fig1b.csv", "rqm-fig1b.meta.json",
+                                                            "rqm-fig1b.png"]

@@ -445,18 +445,11 @@ def calibrate_command(cls_or_kind):
         form = _setup(values)
         solve, target, delta = values.pop("solve"), values.pop("dp_epsilon"), values.pop("dp_delta")
         csv_path = values.pop("csv")
-        if reference:
-            params = {key: values.pop(key) for key in ("sigma", "scale") if key in values}
-            params = {key: value for key, value in params.items() if key != solve and value is not None}
-        else:
-            params = {param.name: values.pop(param.name) for param in cls_or_kind.PARAMS}
-            missing = [param for param in cls_or_kind.PARAMS
-                       if params[param.name] is None and param.required and param.name != solve]
-            if missing:
-                raise ParameterError(missing[0].name, f"is required (only the `solve` parameter may be left out): "
-                                                      f"{missing[0].help}")
-            params = {key: value for key, value in params.items() if key != solve and value is not None}
-            _check_output(csv_path)
+        _check_output(csv_path)
+        names = ("sigma", "scale") if reference else [param.name for param in cls_or_kind.PARAMS]
+        # calibrate checks the parameters (each required one but `solve` given)
+        params = {key: values.pop(key) for key in names if key in values}
+        params = {key: value for key, value in params.items() if key != solve and value is not None}
         with render.progress(f"calibrating {solve}") as progress:
             record = calibrate(name, params=params, solve=solve, dp_epsilon=target, dp_delta=delta, progress=progress,
                                **values)
@@ -539,7 +532,6 @@ def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
 
 
 def fl_command():
-    from ..accounting import check_delta
     from ..backend.fl import fl_mechanisms
 
     mechanisms = {choice: None if name is None else MECHANISMS[name] for choice, (name, _) in fl_mechanisms().items()}
@@ -577,21 +569,28 @@ def fl_command():
         as_json = _setup(values) == "json"
         name = values.pop("mechanism")
         cls = mechanisms[name]
-        given = {spelling: values.pop(key) for spelling, key in by_spelling.items() if key in values}
-        params = {}
-        if cls is not None:
-            for param in cls.PARAMS:
-                value = given.get(param.option) if param.option != "--clip" else values.get("clip")
-                if value is not None:
-                    params[param.name] = value
-                elif param.required:
-                    raise ParameterError(param.name, f"is required for --mechanism {name}: {param.help}")
+        given = {spelling: (key, values.pop(key)) for spelling, key in by_spelling.items() if key in values}
+        own = {param.option: param for param in (cls.PARAMS if cls is not None else ())}
+        foreign = [key for spelling, (key, value) in given.items() if value is not None and spelling not in own]
+        if foreign:
+            raise ParameterError(foreign[0], f"is not a parameter of --mechanism {name}")
         clip = values.pop("clip")
+        params = {}
+        for spelling, param in own.items():
+            value = clip if spelling == "--clip" else given.get(spelling, (None, None))[1]
+            if value is not None:
+                params[param.name] = value
+            elif param.required:
+                raise ParameterError(param.name, f"is required for --mechanism {name}: {param.help}")
+        if "--clip" in own:
+            clip = None
+        elif clip is not None and cls is not None:
+            raise ParameterError("clip", f"is not a parameter of --mechanism {name} (clipped SGD's bound with --mechanism "
+                                         "none, qgauss's C_q)")
         out_dir, force = values.pop("out"), values.pop("force")
-        check_delta(values["dp_delta"])
-        config, federated = fl.setup(mechanism=name, params=params, clip=clip if cls is None else None, **values)
-        if out_dir is not None:
+        if out_dir is not None:  # before the data are read
             check_output_folder(out_dir, fl.FL_FILES, "out", force)
+        config, federated = fl.setup(mechanism=name, params=params, clip=clip, **values)
         with render.progress(f"FL {name}") as progress:
             result = fl.run(config, federated, progress)
         summary = result["summary"]
@@ -646,10 +645,7 @@ def figures_command():
     def body(ids: list[str] | None = None, **values) -> None:
         from ..figures.command import run_figures
 
-        render.QUIET["on"] = bool(values.pop("quiet"))
-        size = values.pop("max_memory")
-        if size is not None:
-            resources.set_budget(resources.parse_size(size, "max_memory"))
+        _setup(values)
         run_figures(ids or [], values["out"], values["force"], values["list_only"])
 
     run = command(body, options)

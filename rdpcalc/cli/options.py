@@ -120,7 +120,7 @@ def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool =
     if opt.kind is bool:
         default, show_default = False, False
     elif deprecated or opt.default is None:
-        default, show_default = None, False
+        default, show_default = None, (opt.show or False) if not deprecated else False
     else:
         default = list(opt.default) if opt.multiple else opt.default
         show_default = opt.show if opt.show is not None else True

@@ -254,9 +254,6 @@ def render_layered_divergence(records: list[dict]) -> None:
                   + (f", n={r['n']}" if r["noise"] == "irwin-hall" else ""), r["neighbours"]], table, notes)
 
 
-#: bits --n: the exact Irwin–Hall density table behind λ(n) costs about n^2.5 (1.7 s at n = 1000,
-
-
 def render_layered_bits(records: list[dict]) -> None:
     from rich.table import Table
 

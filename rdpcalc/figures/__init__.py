@@ -44,14 +44,15 @@ def registry() -> dict[str, FigureSpec]:
 
 
 def select(ids: Sequence[str]) -> list[FigureSpec]:
-    """The specs named by ``ids`` ("all" for every one); unknown ids raise ParameterError."""
+    """The specs named by ``ids`` ("all" for every one), each once, in the papers' order;
+    unknown ids raise ParameterError."""
     figures = registry()
-    if not ids or "all" in ids:
+    if "all" in ids:
         return list(figures.values())
     unknown = [i for i in ids if i not in figures]
     if unknown:
         raise ParameterError("ids", f"unknown figure {unknown[0]!r}; known: all, {', '.join(figures)}")
-    return [figures[i] for i in ids]
+    return [spec for name, spec in figures.items() if name in ids]
 
 
 def _significant(value, digits: int = 12):
