@@ -91,16 +91,6 @@ def positive(value: Number, parameter: str) -> Fraction:
     return result
 
 
-def open_unit(value: Number, parameter: str, upper: Fraction | int) -> Fraction:
-    """``value`` as a Fraction in the open interval (0, upper)."""
-    result = to_fraction(value, parameter)
-    if not 0 < result < upper:
-        raise ParameterError(
-            parameter, f"must lie in the open interval (0, {fmt(Fraction(upper))}), got {fmt(result)}"
-        )
-    return result
-
-
 def to_mpf(value) -> mpmath.mpf:
     """An mpf at the current mpmath precision: an exact Fraction rounded once (mpmath before
     1.4 does not take Fractions), any other number as mpmath reads it."""

@@ -394,8 +394,6 @@ def sweep_n(
     wanted = sorted(set(n_values))
     results = {}
     if engine.name == "fast":
-        from .numerics import levels
-
         b = mechanism.bound
         sweep = levels.sweep_levels(engine.client(mechanism, b), engine.client(mechanism, -b), wanted)
     else:

@@ -161,7 +161,7 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
     exhaustive = multisets(n - 1, kinds) <= budget
     family = mechanism.OTHERS_FAMILY
     if exhaustive or family == "affine":
-        others = n - 1 if exhaustive else max((j for j in range(n - 1) if multisets(j, kinds) <= budget), default=0)
+        others = n - 1 if exhaustive else exhaustive_others(n, kinds, budget)
         count = multisets(others, kinds)
         costs.append(Cost(24 * count * (others * (outputs - 1) + 1), "budget",
                           f"the {count} multisets of {others} others over {kinds} breakpoints"))
@@ -228,6 +228,12 @@ class _Stages:
     def report(self, stage: str, done: int) -> None:
         if self.progress is not None:
             self.progress(self.offsets[stage] + done, self.total)
+
+
+def exhaustive_others(n: int, kinds: int, budget: int) -> int:
+    """The most other clients (below n − 1) whose multisets over ``kinds`` breakpoints number at
+    most ``budget``: the data-processing certificate's exhaustive search (and its memory)."""
+    return max((j for j in range(n - 1) if multisets(j, kinds) <= budget), default=0)
 
 
 def multisets(size: int, kinds: int) -> int:
@@ -627,7 +633,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
             return bound
 
         return _by_chords(relaxed, alphas), text[0]
-    size = 0 if family != "affine" else max((j for j in range(n - 1) if multisets(j, len(points)) <= budget), default=0)
+    size = 0 if family != "affine" else exhaustive_others(n, len(points), budget)
     bound = _by_chords(lambda orders: _exhaustive_maximum(mechanism, engine, clients, points, orders, size, memo), alphas)
     text = (f"exhaustive over {size} other client{'s' if size != 1 else ''} (data processing)" if size
             else "one client (data processing)")
