@@ -152,3 +152,18 @@ def test_fl_runs_the_toy(toy, capsys, tmp_path):
                        "--clients", "4", "--n", "2", "--hidden", "2")[0]
     assert summary["mechanism"] == "toy" and summary["rounds"] == 2
     assert 0 < summary["epsilon"] < math.inf
+
+
+def test_register_refuses_defaults_that_disagree():
+    """The help shows the Param's default, the dataclass constructs with the field's."""
+
+    @dataclass(frozen=True)
+    class Drifted(Toy):
+        theta: Fraction = Fraction(1, 4)
+
+        name = "drifted"
+        PARAMS = (Toy.PARAMS[0], Param("theta", "number", "bias", default="0.3", low=0, high=Fraction(1, 2)))
+
+    with pytest.raises(ValueError, match="default"):
+        register(Drifted)
+    assert "drifted" not in MECHANISMS

@@ -12,7 +12,7 @@ rounded to float64 (:func:`log_pmf`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import ClassVar
@@ -232,12 +232,20 @@ class Mechanism(ABC):
         """The parameters calibrate can solve for, with their search ranges."""
         return {param.name: param.solve for param in cls.PARAMS if param.solve is not None}
 
+    #: the name of the function in :mod:`rdpcalc.backend.samplers` that runs the paper's own
+    #: randomized algorithm (None: :meth:`sample` inverts the exact pmf)
+    SAMPLER: ClassVar[str | None] = None
+
     def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Output indices at the inputs ``x`` (any shape, each entry independently), drawn by
-        inverting the exact pmf's distribution function at each distinct input. Mechanisms with
-        a randomized algorithm of their own override this with it (:mod:`rdpcalc.backend.samplers`),
-        so that the Monte Carlo check compares the algorithm with the pmf."""
+        """Output indices at the inputs ``x`` (any shape, each entry independently): by the
+        paper's algorithm where the mechanism names one (:data:`SAMPLER`), so that the Monte
+        Carlo check compares the algorithm with the pmf; else by inverting the exact pmf's
+        distribution function at each distinct input."""
         x = np.asarray(x, dtype=float)
+        if self.SAMPLER is not None:
+            from ..backend import samplers
+
+            return getattr(samplers, self.SAMPLER)(self, x, rng)
         out = np.empty(x.shape, dtype=np.int64)
         values, where = np.unique(x, return_inverse=True)
         uniforms = rng.random(x.shape)
@@ -416,14 +424,23 @@ MECHANISMS: dict[str, type[Mechanism]] = {}
 
 def register(cls: type[Mechanism]) -> type[Mechanism]:
     """Make ``cls`` known to every command (one line; also usable as a class decorator). Its
-    ``name`` must be new, and its :data:`~Mechanism.PARAMS` must be its dataclass fields."""
+    ``name`` must be new, and its :data:`~Mechanism.PARAMS` must be its dataclass fields, with
+    the same defaults."""
     if not (isinstance(cls, type) and issubclass(cls, Mechanism)):
         raise TypeError(f"register takes a Mechanism subclass, got {cls!r}")
     if cls.name in MECHANISMS and MECHANISMS[cls.name] is not cls:
         raise ValueError(f"a mechanism named {cls.name!r} is already registered ({MECHANISMS[cls.name].__name__})")
-    fields = [field.name for field in getattr(cls, "__dataclass_fields__", {}).values()]
-    declared = [param.name for param in cls.PARAMS]
+    fields = {field.name: field for field in getattr(cls, "__dataclass_fields__", {}).values()}
+    declared = {param.name: param for param in cls.PARAMS}
     if sorted(fields) != sorted(declared):
-        raise ValueError(f"{cls.__name__}: PARAMS {declared} must name exactly its dataclass fields {fields}")
+        raise ValueError(f"{cls.__name__}: PARAMS {list(declared)} must name exactly its dataclass fields {list(fields)}")
+    for name, field in fields.items():  # the help shows the Param's default, the dataclass uses the field's
+        param = declared[name]
+        if field.default is MISSING:
+            agree = param.required
+        else:
+            agree = param.convert(field.default) == (None if param.default is None else param.convert(param.default))
+        if not agree:
+            raise ValueError(f"{cls.__name__}.{name}: the field's default and the Param's default differ")
     MECHANISMS[cls.name] = cls
     return cls

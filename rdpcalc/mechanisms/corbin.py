@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
-import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import fmt, to_mpf
@@ -97,6 +96,7 @@ class CorBin(Mechanism):
               low_open=True, high_open=True),
         Param("delta_gap", "number", "Theorem 4: δ − δ₁ in (0, δ]", default=Fraction(1, 10**5), low=0, low_open=True),
     )
+    SAMPLER = "sample_corbin"
     FL_OBSERVER = "local"
     SIZE_PARAMETER = "d"
 
@@ -106,12 +106,6 @@ class CorBin(Mechanism):
             raise ParameterError("eps_p", "give exactly one of `eps_p` (> 0) and `alpha_p` (> 1)")
         if abs(self.partner) > self.r:
             raise ParameterError("partner", f"must lie in [−r, r] = [−{fmt(self.r)}, {fmt(self.r)}]")
-
-    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Algorithm 1 (LDPQ) on an array of inputs (:func:`rdpcalc.backend.samplers.sample_corbin`)."""
-        from ..backend.samplers import sample_corbin
-
-        return sample_corbin(self, np.asarray(x, dtype=float), rng)
 
     # ------------------------------------------------------------------ basics
     @property

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
-import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
@@ -44,13 +43,8 @@ class PBM(Mechanism):
         Param("trials", "integer", f"Bernoulli trials per client, 1 … {MAX_LEVELS} (outputs 0…trials)", low=1,
               high=MAX_LEVELS),
     )
+    SAMPLER = "sample_pbm"
     FL_OBSERVER = "server"
-
-    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_pbm`)."""
-        from ..backend.samplers import sample_pbm
-
-        return sample_pbm(self, np.asarray(x, dtype=float), rng)
 
     @property
     def bound(self) -> Fraction:

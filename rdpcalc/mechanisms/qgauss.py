@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
-import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
@@ -51,14 +50,9 @@ class QuantizedGaussian(Mechanism):
         Param("clip", "number", "quantizer clipping threshold C_q > 0: levels span [-C_q, C_q], inputs lie in "
               "[-C_q/2, C_q/2]", low=0, low_open=True),
     )
+    SAMPLER = "sample_qgauss"
     FL_OBSERVER = "server"
     FL_CLIPPING = "l2"
-
-    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_qgauss`)."""
-        from ..backend.samplers import sample_qgauss
-
-        return sample_qgauss(self, np.asarray(x, dtype=float), rng)
 
     @property
     def bound(self) -> Fraction:

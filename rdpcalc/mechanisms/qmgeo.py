@@ -30,7 +30,6 @@ from fractions import Fraction
 from math import floor
 
 import mpmath
-import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import fmt, to_mpf
@@ -75,6 +74,7 @@ class QMGeo(Mechanism):
         Param("tie", "choice", "an input on a level is in the interval above it (lower; default) or below (upper)",
               default="lower", choices=TIES),
     )
+    SAMPLER = "sample_qmgeo"
     FL_OBSERVER = "local"
     MARGIN_STUDY = (Fraction(1, 10), Fraction(1, 100), Fraction(1, 10**4), Fraction(1, 10**8))
     BOUND_PARAMS = (
@@ -82,12 +82,6 @@ class QMGeo(Mechanism):
         Param("kappa", "number", "per-client sampling rate κ of eqs. (26)–(27), in (0, 1]", default=Fraction("0.005333"),
               low=0, high=1, low_open=True),
     )
-
-    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_qmgeo`)."""
-        from ..backend.samplers import sample_qmgeo
-
-        return sample_qmgeo(self, np.asarray(x, dtype=float), rng)
 
     # ------------------------------------------------------------------ geometry
     @property

@@ -50,15 +50,10 @@ class RQM(Mechanism):
         Param("q", "number", "probability of keeping each interior level, 0 < q < 1", low=0, high=1, low_open=True,
               high_open=True, solve=SolveRange(1e-6, 1 - 1e-6)),
     )
+    SAMPLER = "sample_rqm"
     FL_OBSERVER = "server"
 
     MIRRORED = True
-
-    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The paper's randomized algorithm on an array of inputs (:func:`rdpcalc.backend.samplers.sample_rqm`)."""
-        from ..backend.samplers import sample_rqm
-
-        return sample_rqm(self, np.asarray(x, dtype=float), rng)
 
     # ----------------------------------------------------------------- geometry
     @property
