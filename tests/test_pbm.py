@@ -59,3 +59,16 @@ def test_invalid_parameters(kwargs, parameter):
     with pytest.raises(ParameterError) as info:
         PBM(**kwargs)
     assert info.value.parameter == parameter
+
+
+def test_moments_against_the_binomial_closed_form():
+    """Decoded (c/(Mθ))(Z − M/2) with Z ~ Binomial(M, ½ + θx/c): mean x, variance and MSE
+    (c/(Mθ))² M p(1 − p), bias 0."""
+    import rdpcalc
+
+    for c, theta, trials, x in ((1, 0.25, 16, 0.3), (1.5, 0.1, 5, -1.5), (2, 0.45, 1, 0)):
+        record = rdpcalc.moments(rdpcalc.make_mechanism("pbm", c=c, theta=theta, trials=trials), x=x)
+        p = 0.5 + theta * x / c
+        variance = (c / (trials * theta)) ** 2 * trials * p * (1 - p)
+        assert record["mean"] == pytest.approx(x, abs=1e-14) and abs(record["bias"]) < 1e-14
+        assert record["variance"] == pytest.approx(variance, rel=1e-12) and record["mse"] == pytest.approx(variance, rel=1e-12)

@@ -180,3 +180,22 @@ def test_invalid_parameters_name_the_parameter(kwargs, parameter):
 def test_input_outside_range_is_refused():
     with pytest.raises(ParameterError, match="^x: "):
         RQM(1, 1, 4, 0.5).pmf(F(3, 2))
+
+
+def test_moments_against_the_sampler():
+    """Mean, variance and MSE of RQM's decoded level from the exact pmf, against 400 000 draws of
+    Algorithm 2 (the sampler shares no code with the pmf): within 5 standard errors."""
+    import numpy as np
+
+    import rdpcalc
+    from rdpcalc.backend.samplers import sample
+
+    mech = rdpcalc.make_mechanism("rqm", c=1.5, delta=1.5, m=16, q="0.42")
+    record = rdpcalc.moments(mech, x="0.7")
+    levels = np.array([float(v) for v in mech.output_values()])
+    draws = levels[sample(mech, np.full(400_000, 0.7), np.random.default_rng(5))]
+    error = draws.std() / np.sqrt(len(draws))
+    assert abs(draws.mean() - record["mean"]) < 5 * error and abs(record["bias"]) < 1e-12
+    spread = np.std((draws - draws.mean()) ** 2) / np.sqrt(len(draws))
+    assert abs(draws.var() - record["variance"]) < 5 * spread
+    assert record["mse"] == pytest.approx(record["variance"] + record["bias"] ** 2, rel=1e-12)
