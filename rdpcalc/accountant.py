@@ -431,7 +431,7 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     bound of the worst case and so *not* a guarantee."""
     from . import worstcase
     from .numerics import make_engine
-    from .queries import divergence
+    from .queries import divergence, require_costs
 
     if per_round not in PER_ROUND:
         raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
@@ -439,7 +439,9 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     orders = [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
     if clients_in_sum > 1:
         _check_searchable(mechanism, clients_in_sum)
-    if clients_in_sum > 1 and per_round == "certified":
+    if clients_in_sum > 1 and per_round == "certified":  # its memory refused beyond the budget first
+        require_costs(worstcase.search_costs(mechanism, clients_in_sum, len(orders), worstcase.EXHAUSTIVE_BUDGET,
+                                             dps if engine == "exact" else None))
         values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders,
                                                         make_engine(engine, dps, clients_in_sum))
         text = f"certified upper bound of the worst case ({certificate})"

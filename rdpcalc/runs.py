@@ -23,8 +23,7 @@ from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
 from .pld import LOSS_CAP, check_discretization
-from .queries import make_mechanism, require_costs
-from .worstcase import EXHAUSTIVE_BUDGET, Cost, search_costs
+from .queries import make_mechanism
 
 #: the δ of the ε-against-δ curve (:meth:`AccountedRun.epsilon_delta_curve`)
 CURVE_DELTAS = tuple(10.0 ** -k for k in range(1, 13))
@@ -148,8 +147,8 @@ def account_run(
         progress: called as ``progress(done, total)`` after each stage: the per-round curve,
             the per-round PLD (method ``pld``), the compositions (total 2 or 3).
 
-    The per-round worst case's memory is estimated first (:func:`per_round_costs`) and refused
-    beyond the budget. Ask the returned :class:`AccountedRun` for records at each δ."""
+    The per-round worst case's memory is estimated before it runs and refused beyond the budget
+    (:func:`rdpcalc.accountant.per_round_curve`). Ask the returned :class:`AccountedRun` for records at each δ."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
     # the event checks n, clients, dim, observer, per_round, relation and sampling
@@ -161,8 +160,6 @@ def account_run(
                      "replacement is implemented")
     check_discretization(discretization)
     participation = _participation(participation, rounds, observer, rate)
-    if relation == "replace-one" and event.clients_in_sum > 1:
-        require_costs(per_round_costs(mechanism, event.clients_in_sum, amplified, engine, dps))
     stages = 3 if method == "pld" else 2
     _report(progress, 0, stages)
     event.coordinate_curve()
@@ -189,14 +186,6 @@ def account_run(
 def _report(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
     if progress is not None:
         progress(done, total)
-
-
-def per_round_costs(mechanism: Mechanism, clients_in_sum: int, amplified: bool, engine: str, dps: int) -> list[Cost]:
-    """The parts of the per-round worst case's peak memory (:func:`rdpcalc.worstcase.search_costs`
-    at the accountant's orders: :data:`rdpcalc.accounting.ORDERS`, with the integer orders
-    where the run is amplified, and ∞)."""
-    orders = len(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else len(acc.ORDERS)
-    return search_costs(mechanism, clients_in_sum, orders + 1, EXHAUSTIVE_BUDGET, dps if engine == "exact" else None)
 
 
 def _method(method: str | None, amplified: bool, why_not_pld: str) -> str:
