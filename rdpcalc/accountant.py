@@ -429,7 +429,7 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
     where the search is exhaustive), ``found`` the largest value the search found, a lower
     bound of the worst case and so *not* a guarantee."""
-    from . import worstcase
+    from . import tails, worstcase
     from .numerics import make_engine
     from .queries import divergence, require_costs
 
@@ -439,11 +439,19 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     orders = [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
     if clients_in_sum > 1:
         _check_searchable(mechanism, clients_in_sum)
-    if clients_in_sum > 1 and per_round == "certified":  # its memory refused beyond the budget first
+    if tails.has_tails(mechanism) and per_round == "certified":  # the upper ends of the certified brackets
+        require_costs(worstcase.search_costs(mechanism, clients_in_sum, len(orders), worstcase.EXHAUSTIVE_BUDGET,
+                                             dps if engine == "exact" else None))
+        records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
+        values = [r["certified_upper"] for r in records]
+        text = (f"certified upper end of the worst case's bracket (noise windowed at tail mass "
+                f"10^{mechanism.log_tail_mass_bound() / math.log(10):.1f}; "
+                f"{records[0].get('certificate', 'one client')})")
+    elif clients_in_sum > 1 and per_round == "certified":  # its memory refused beyond the budget first
         require_costs(worstcase.search_costs(mechanism, clients_in_sum, len(orders), worstcase.EXHAUSTIVE_BUDGET,
                                              dps if engine == "exact" else None))
         values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders,
-                                                        make_engine(engine, dps, clients_in_sum))
+                                                        make_engine(engine, dps, clients_in_sum, mechanism.modulus))
         text = f"certified upper bound of the worst case ({certificate})"
     else:
         records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)

@@ -86,7 +86,12 @@ def bound(
     for item in items:
         value = float(item.value)
         holds, compared = None, ""
-        if item.target is not None and item.relation:
+        if isinstance(item.target, Exact) and item.target.upper is not None and item.relation == "≤":
+            lower, upper = float(item.target.value), float(item.target.upper)
+            limit = value * (1 + 1e-12) + 1e-300
+            holds = True if upper <= limit else False if lower > limit else None
+            compared = f"{item.target.text} in [{lower:.10g}, {upper:.10g}] (certified bracket) ≤ this value"
+        elif item.target is not None and item.relation:
             if isinstance(item.target, Exact):
                 exact_value, described = float(item.target.value), item.target.text
             elif isinstance(item.target, tuple):

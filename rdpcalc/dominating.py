@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -65,18 +66,21 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
                   h: float = pldlib.DISCRETIZATION, budget: int = PLD_BUDGET) -> RoundPld:
     """The dominating PLD of one coordinate of one round: the sum of ``clients_in_sum`` clients
     (1 for one client's message), the family of the module docstring."""
-    engine = FastEngine()
+    engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())
     clients = [engine.client(mechanism, p) for p in points]
     if clients_in_sum == 1:
         env = _exhaustive(clients, points, 0, engine, h)
-        return _result(env, "every ordered pair of breakpoints (one client)", True)
+        return _result(env, "every ordered pair of breakpoints (one client)", True, _missing_mass(mechanism, 1))
     if per_round == "found":
         env = _found(mechanism, clients_in_sum, engine, h)
         return _result(env, "the configurations the Rényi search found worst: a lower bound of the worst case, "
                             "NOT a guarantee", False)
     others, family = clients_in_sum - 1, mechanism.OTHERS_FAMILY
     pairs = len(points) * (len(points) - 1)
+    if family == "shift":
+        return _result(_shift_family(mechanism, clients, points, others, engine, h), worstcase.SHIFT_CERTIFICATE,
+                       True, _missing_mass(mechanism, clients_in_sum))
     if family == "relaxed":
         return _result(_relaxed(mechanism, clients_in_sum, engine, h),
                        "the others' trials relaxed to independent inputs, client 1 at ±b (exhaustive)", True)
@@ -100,9 +104,36 @@ def _data_processing_size(largest: int, kinds: int, pairs: int, budget: int) -> 
     return max(j for j in range(largest + 1) if j == 0 or worstcase.multisets(j, kinds) * pairs <= budget)
 
 
-def _result(env: pldlib.Envelope, family: str, certified: bool) -> RoundPld:
+def _result(env: pldlib.Envelope, family: str, certified: bool, missing: float = 0.0) -> RoundPld:
+    """The round's dominating PLD from the envelope ``env``, raised by ``missing``: the mass the
+    windowed sums miss (:func:`_missing_mass`)."""
     attained = [_describe(label) for label in env.attained_labels()[:4]]
+    if missing:
+        env = pldlib.Envelope(env.lower, np.minimum(env.values + missing, 1.0), env.attained, env.labels, env.h)
+        family += f"; raised by {missing:.3g}, the mass the windowed sums miss"
     return RoundPld(pldlib.dominating_pld(env), family, certified, attained)
+
+
+def _missing_mass(mechanism: Mechanism, clients_in_sum: int) -> float:
+    """The mass a sum of windowed clients misses (unbounded noise, :mod:`rdpcalc.mechanisms.rounded`):
+    at most 1 − (1 − ε)^n ≤ n·ε. Since P ≤ P̃ + (that mass) and Q ≥ Q̃ on every set,
+    H_γ(P ‖ Q) ≤ H_γ(P̃ ‖ Q̃) + n·ε for every γ, so the raised envelope bounds the true one."""
+    return clients_in_sum * mechanism.tail_mass_bound()
+
+
+def _shift_family(mechanism, clients, points, others: int, engine, h) -> pldlib.Envelope:
+    """The envelope of a rounded-noise mechanism's family: the others at the grid point 0, client 1
+    over :meth:`~rdpcalc.mechanisms.RoundedNoise.shift_pairs`, both directions."""
+    zero = points.index(Fraction(0))
+    rest = worstcase.multiset_sum(engine, clients, [others * (index == zero) for index in range(len(points))])
+    pairs = mechanism.shift_pairs()
+    totals = {i: engine.add_client(clients[i], rest)[0] for i in sorted({i for pair in pairs for i in pair})}
+    text = f"{others}×0" if others else ""
+    members = []
+    for i, j in pairs:
+        members.append(((points[i], points[j], text), _rounded(engine, totals[i], totals[j], h)))
+        members.append(((points[j], points[i], text), _rounded(engine, totals[j], totals[i], h)))
+    return pldlib.envelope(members, h)
 
 
 def _describe(label) -> str:
@@ -115,14 +146,20 @@ def _others_text(others) -> str:
     return " + ".join(f"{count}×{float(value):g}" for value, count in others)
 
 
-def _members(totals: list[np.ndarray], points: list, others_of, h: float, weights=None):
+def _rounded(engine, p: np.ndarray, q: np.ndarray, h: float, weights=None):
+    """The rounded privacy-loss distribution of (P, Q) (:func:`rdpcalc.pld.rounded`), of the sums
+    wrapped modulo the engine's modulus when it has one (:mod:`rdpcalc.numerics`)."""
+    return pldlib.rounded(engine.fold(p), engine.fold(q), h, weights)
+
+
+def _members(engine, totals: list[np.ndarray], points: list, others_of, h: float, weights=None):
     """(label, rounded PLD) for every ordered pair of client-1 inputs and every row of the totals."""
     for i, j in ((i, j) for i in range(len(points)) for j in range(len(points)) if i != j):
         if weights is not None:
-            yield (points[i], points[j], others_of(0)), pldlib.rounded(totals[i], totals[j], h, weights)
+            yield (points[i], points[j], others_of(0)), _rounded(engine, totals[i], totals[j], h, weights)
             continue
         for row in range(len(totals[i])):
-            yield (points[i], points[j], others_of(row)), pldlib.rounded(totals[i][row], totals[j][row], h)
+            yield (points[i], points[j], others_of(row)), _rounded(engine, totals[i][row], totals[j][row], h)
 
 
 def _exhaustive(clients, points, size: int, engine, h) -> pldlib.Envelope:
@@ -133,7 +170,7 @@ def _exhaustive(clients, points, size: int, engine, h) -> pldlib.Envelope:
     def others_of(row):
         return _others_text((points[i], c) for i, c in enumerate(keys[row]) if c)
 
-    return pldlib.envelope(_members(totals, points, others_of, h), h)
+    return pldlib.envelope(_members(engine, totals, points, others_of, h), h)
 
 
 def _common_component(mechanism, clients, points, others: int, engine, h) -> tuple[float, pldlib.Envelope]:
@@ -142,7 +179,7 @@ def _common_component(mechanism, clients, points, others: int, engine, h) -> tup
     share, rows, weights = _common_component_rows(mechanism, others, engine)
     totals = [engine.add_client(client, rows) for client in clients]
     text = f"K ~ Bin({others}, {share:.4f}) at the common component"
-    return share, pldlib.envelope(_members(totals, points, lambda row: text, h, weights), h)
+    return share, pldlib.envelope(_members(engine, totals, points, lambda row: text, h, weights), h)
 
 
 def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.ndarray, np.ndarray]:
@@ -163,8 +200,8 @@ def _relaxed(mechanism, n: int, engine, h) -> pldlib.Envelope:
     members = []
     for t in range(trials + 1):
         others = f"{t} of their {trials} trials at p({float(b):g}), the rest at p({float(-b):g})"
-        members.append(((-b, b, others), pldlib.rounded(rows[t], rows[t + per_client], h)))
-        members.append(((b, -b, others), pldlib.rounded(rows[t + per_client], rows[t], h)))
+        members.append(((-b, b, others), _rounded(engine, rows[t], rows[t + per_client], h)))
+        members.append(((b, -b, others), _rounded(engine, rows[t + per_client], rows[t], h)))
     return pldlib.envelope(members, h)
 
 
@@ -189,8 +226,8 @@ def _found(mechanism, n: int, engine, h) -> pldlib.Envelope:
         p_total = engine.add_client(clients[config.x], rest)[0]
         q_total = engine.add_client(clients[config.x_prime], rest)[0]
         others = _others_text(config.others)
-        members.append(((config.x, config.x_prime, others), pldlib.rounded(p_total, q_total, h)))
-        members.append(((config.x_prime, config.x, others), pldlib.rounded(q_total, p_total, h)))
+        members.append(((config.x, config.x_prime, others), _rounded(engine, p_total, q_total, h)))
+        members.append(((config.x_prime, config.x, others), _rounded(engine, q_total, p_total, h)))
     return pldlib.envelope(members, h)
 
 
@@ -215,11 +252,15 @@ def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: floa
     … (powers of two and quantiles of J), and E_J ≤ E_{j_k} for j_k ≤ J (data processing).
     The remove and add directions are composed separately (the neighbouring datasets, and so
     the direction, are the same in every round)."""
+    if mechanism.OTHERS_FAMILY == "shift":
+        raise ParameterError("relation", f"add-remove: {mechanism.name}'s clients send centred integers, so an absent "
+                                         "client also removes its offset from the sum, which this family does not model; "
+                                         "use replace-one")
     if mechanism.OTHERS_FAMILY not in ("affine", "relaxed"):
         raise ParameterError("relation", f"add-remove: the pmf of {mechanism.name} is not affine between its "
                                          "breakpoints, so no argument puts client 1's worst input (present against "
                                          "absent) at a breakpoint; use replace-one")
-    engine = FastEngine()
+    engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())
     clients = [engine.client(mechanism, p) for p in points]
     js = [others] if rate == 1 else _others_grid(others, rate)
@@ -318,8 +359,8 @@ def _two_way_envelopes(options, rests, others_of, rate: float, engine, h, weight
         rows = [slice(None)] if weights is not None else range(len(rests))
         for row in rows:
             key = (label, others_of(0 if weights is not None else row))
-            removes.append((key, pldlib.rounded(present[row], absent[row], h, weights)))
-            adds.append((key, pldlib.rounded(absent[row], present[row], h, weights)))
+            removes.append((key, _rounded(engine, present[row], absent[row], h, weights)))
+            adds.append((key, _rounded(engine, absent[row], present[row], h, weights)))
     return pldlib.envelope(removes, h), pldlib.envelope(adds, h)
 
 

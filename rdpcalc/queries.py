@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import mpmath
 
-from . import resources
+from . import resources, tails
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
@@ -103,10 +103,33 @@ def divergence(
     orders = collect_alphas(order_texts(alphas), alpha_ranges)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
     chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget)
-    engine_obj = make_engine(engine, dps, clients=n)  # after choose_neighbours has checked n
+    engine_obj = make_engine(engine, dps, clients=n, modulus=mechanism.modulus)  # after choose_neighbours checked n
     require_costs(peak_costs(mechanism, n, len(orders), chosen, engine_obj, inputs_text.split(":")[0] or None))
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
-    return [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj) for point in points]
+    records = [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj)
+               for point in points]
+    if tails.has_tails(mechanism):
+        ends = tails.brackets(mechanism, n, orders, [point.value for point in points],
+                              [point.attained for point in points], chosen.protocol == "worst")
+        records = [_bracketed(mechanism, record, lower, upper) for record, (lower, upper) in zip(records, ends)]
+    return records
+
+
+def _bracketed(mechanism: Mechanism, record: dict, lower: float, upper: float) -> dict:
+    """A record of a mechanism with unbounded noise: the engines' value is the windowed one
+    (``windowed_divergence``); ``divergence`` and ``certified_upper`` are the certified bracket
+    of the true value (:mod:`rdpcalc.tails`)."""
+    out = dict(record)
+    out["windowed_divergence"] = record["divergence"]
+    if "divergence_digits" in out:
+        out["windowed_divergence_digits"] = out.pop("divergence_digits")
+    out["divergence"] = lower
+    out["certified_upper"] = upper
+    out["log10_tail_mass"] = mechanism.log_tail_mass_bound() / math.log(10)
+    out.pop("reason", None)
+    if lower == math.inf:
+        out["reason"] = tails.INFINITE_REASON
+    return out
 
 
 def require_costs(costs: Sequence[Cost]) -> None:

@@ -170,6 +170,8 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
                           f"the common-component bound over {kinds} breakpoints and {n} clients ({size} points)"))
     if family == "relaxed":
         costs.append(Cost(48 * size**2, "n", f"the relaxed family of {size - 1} trials"))
+    if family == "shift":
+        costs.append(Cost(8 * (kinds + 4) * size, "n", f"the sums of {n} clients at {kinds} breakpoints"))
     rows = max(1, _BATCH_ELEMENTS // (size * (kinds + 2)))
     costs.append(Cost(8 * _ORDER_ARRAYS * rows * orders + orders * ORDER_BYTES, "alpha_ranges",
                       f"{orders} orders over batches of {rows} configurations"))
@@ -525,6 +527,8 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     if n < 2:
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
+    if mechanism.OTHERS_FAMILY == "shift":
+        return _shift_family(mechanism, n, alphas, engine, progress)
     points = mechanism.breakpoints()
     quick = _screening_engine(engine)
     clients = [quick.client(mechanism, p) for p in points]
@@ -561,6 +565,33 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
                         search_name, certificate)
 
 
+#: how the worst case of a rounded-noise mechanism is certified (:mod:`rdpcalc.mechanisms.rounded`)
+SHIFT_CERTIFICATE = ("exhaustive: the others at a grid point (elsewhere they only add independent rounding noise), "
+                     "client 1 over every pair of breakpoints up to a shift (the largest shift alone where c is a grid "
+                     "point and nothing wraps: log-concave noise)")
+
+
+def _shift_family(mechanism, n: int, alphas: list[float], engine, progress) -> SearchResult:
+    """The worst case of a rounded-noise mechanism (``OTHERS_FAMILY == "shift"``): the n − 1
+    others at the grid point 0 and client 1 over :meth:`~rdpcalc.mechanisms.RoundedNoise.shift_pairs`
+    (both directions) — the whole worst case, by the argument of :mod:`rdpcalc.mechanisms.rounded`."""
+    points = list(mechanism.breakpoints())
+    stages = _Stages(progress, {"others": 1, "accurate": 1})
+    quick = _screening_engine(engine)
+    clients = [quick.client(mechanism, p) for p in points]
+    zero = points.index(Fraction(0))
+    counts = tuple((n - 1) * (index == zero) for index in range(len(points)))
+    candidates = _Candidates(len(alphas))
+    _Evaluator(quick, clients, points, alphas, mechanism.shift_pairs()).evaluate(
+        multiset_sum(quick, clients, counts), lambda row: _others(points, counts), candidates)
+    stages.report("others", 1)
+    precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in points]
+    best = _accurate(engine, precise_clients, points, alphas, candidates.configurations())
+    stages.report("accurate", 1)
+    values = [float(v) for v in best.values]
+    return SearchResult(values, best.precise, best.attained, values, "exhaustive", SHIFT_CERTIFICATE)
+
+
 def _two_group_and_ascent(mechanism, n, alphas, engine, clients, stages: _Stages, memo: dict):
     """The candidates of the two-group search and the ascent (module docstring), at every
     order; and the :class:`_MixtureBound` built to rule out client-1 pairs (None when the
@@ -595,7 +626,7 @@ def _two_group_and_ascent(mechanism, n, alphas, engine, clients, stages: _Stages
 
 def _screening_engine(engine):
     """The engine of screens, searches and bounds: the fast one (they are floats in either engine)."""
-    return engine if engine.name == "fast" else FastEngine()
+    return engine if engine.name == "fast" else FastEngine(engine.modulus)
 
 
 def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
@@ -606,7 +637,8 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     if n < 2:
         raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
-    if mechanism.OTHERS_FAMILY == "affine" and multisets(n - 1, len(points)) <= budget:
+    if mechanism.OTHERS_FAMILY == "shift" or (mechanism.OTHERS_FAMILY == "affine"
+                                              and multisets(n - 1, len(points)) <= budget):
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
     quick = _screening_engine(engine)

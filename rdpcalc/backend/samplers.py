@@ -14,7 +14,18 @@ import math
 import numpy as np
 
 from ..errors import ParameterError
-from ..mechanisms import PBM, RQM, CorBin, Mechanism, QMGeo, QuantizedGaussian
+from ..mechanisms import (
+    PBM,
+    RQM,
+    Binomial,
+    CorBin,
+    DistributedDiscreteGaussian,
+    Mechanism,
+    QMGeo,
+    QuantizedGaussian,
+    RoundedNoise,
+    Skellam,
+)
 
 #: samples drawn per chunk of the RQM sampler, at most (its (chunk × m) work array is bounded
 #: by CHUNK_VALUES entries too: fewer rows when m > 16, which leaves the stream of m ≤ 16 as it was)
@@ -130,3 +141,46 @@ def sample_corbin_pairs(mech: CorBin, x: np.ndarray, y: np.ndarray, rng: np.rand
     down2 = np.where(z < b, True, np.where(second_upper, False, rng.random(x.shape) < N * (1 - q2) - b))
     return first.astype(np.int64), (~down2).astype(np.int64)
 
+
+
+def sample_rounded_noise(mech: RoundedNoise, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Unbiased randomized rounding of x/γ (up with probability x/γ − ⌊x/γ⌋), plus the mechanism's
+    integer noise (:func:`sample_integer_noise`); the output index is the integer minus the
+    window's lowest output. A draw outside the window (probability at most the tail mass) is an
+    error, never folded into an end bin."""
+    scaled = x / float(mech.gamma)
+    lower = np.floor(scaled)
+    rounded = (lower + (rng.random(x.shape) < scaled - lower)).astype(np.int64)
+    index = rounded + sample_integer_noise(mech, x.shape, rng) - mech.lowest_output
+    if np.any((index < 0) | (index >= mech.support_size)):
+        raise ArithmeticError(f"a draw of {mech.name} left its window (probability ≤ {mech.tail_mass_bound():.3g} each)")
+    return index
+
+
+def sample_integer_noise(mech: RoundedNoise, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+    """The noise of :func:`sample_rounded_noise`: Binomial(N, p) (numpy), Poisson(μ) − Poisson(μ)
+    (Skellam), or the discrete Gaussian by Canonne, Kamath & Steinke's rejection sampler
+    (2020, arXiv:2004.00010, Algorithm 3) from the discrete Laplace of scale t = ⌊s⌋ + 1."""
+    if isinstance(mech, Binomial):
+        return rng.binomial(mech.trials, float(mech.p), size=shape)
+    if isinstance(mech, Skellam):
+        mu = float(mech.mu)
+        return rng.poisson(mu, size=shape) - rng.poisson(mu, size=shape)
+    if isinstance(mech, DistributedDiscreteGaussian):
+        return _discrete_gaussian(float(mech.sigma / mech.gamma), shape, rng)
+    raise TypeError(f"no noise sampler for {type(mech).__name__}")
+
+
+def _discrete_gaussian(scale: float, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+    """N_Z(0, s²) by rejection: Y from the discrete Laplace P(y) ∝ e^{−|y|/t}, t = ⌊s⌋ + 1 (the
+    difference of two geometric variables), kept with probability exp(−(|Y| − s²/t)²/(2s²))."""
+    t = math.floor(scale) + 1
+    size = int(np.prod(shape))
+    out = np.empty(0, dtype=np.int64)
+    success = -math.expm1(-1.0 / t)
+    while len(out) < size:
+        draws = max(1024, 2 * (size - len(out)))
+        laplace = rng.geometric(success, draws) - rng.geometric(success, draws)
+        keep = rng.random(draws) < np.exp(-((np.abs(laplace) - scale**2 / t) ** 2) / (2 * scale**2))
+        out = np.concatenate([out, laplace[keep]])
+    return out[:size].reshape(shape)

@@ -11,6 +11,7 @@ rounded to float64 (:func:`log_pmf`).
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import MISSING, dataclass
 from fractions import Fraction
@@ -133,6 +134,14 @@ class Param:
         return f"must be {what}{suffix}"
 
 
+def bits_param() -> Param:
+    """The SecAgg word size of mechanisms whose outputs are integers: the server receives the sum
+    modulo 2^bits (default inf: no wrap-around). Declared last among a mechanism's PARAMS, its
+    dataclass field defaulting to None."""
+    return Param("bits", "integer-or-inf", "SecAgg word size B: the sum wraps modulo 2^B (default inf: no wrap-around)",
+                 default="inf", low=1, high=62)
+
+
 @dataclass(frozen=True)
 class Bound:
     """A closed-form bound or value from a paper (as printed, or corrected: ``source`` says,
@@ -157,10 +166,12 @@ class Bound:
 @dataclass(frozen=True)
 class Exact:
     """An exact value a bound is checked against when it is not a divergence the engines
-    compute (e.g. an MSE): the value and what it is."""
+    compute (e.g. an MSE): the value and what it is; with ``upper``, the value is only known to
+    lie in the certified bracket [value, upper] (:mod:`rdpcalc.tails`)."""
 
     value: mpmath.mpf
     text: str
+    upper: mpmath.mpf | None = None
 
 
 #: the capabilities a command may ask a mechanism for (:meth:`Mechanism.supports`)
@@ -357,6 +368,23 @@ class Mechanism(ABC):
         the range that keeps them above e^{−limit} (for the refusal when a probability leaves
         an engine's range; mechanisms whose probabilities can get there say more)."""
         return self.PARAMS[0].name, "use a less extreme value"
+
+    def tail_mass_bound(self) -> float:
+        """An upper bound on the probability that one client's output leaves the window its pmf is
+        computed on (0 for a finite support; see :mod:`rdpcalc.mechanisms.rounded`); it may
+        underflow to 0, :meth:`log_tail_mass_bound` does not."""
+        return math.exp(self.log_tail_mass_bound())
+
+    def log_tail_mass_bound(self) -> float:
+        """log of :meth:`tail_mass_bound` (−∞ for a finite support)."""
+        return -math.inf
+
+    @property
+    def modulus(self) -> int | None:
+        """2^bits, the modulus of the SecAgg sum, for a mechanism with a ``bits`` parameter that is
+        finite (:func:`bits_param`); None: the sum does not wrap."""
+        bits = getattr(self, "bits", None)
+        return None if bits is None else 2**bits
 
     def parameters(self) -> dict[str, float | int | str | None]:
         """The parameters as plain values, for output records: numbers as float or int,

@@ -18,7 +18,7 @@ from fractions import Fraction
 import mpmath
 
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class PBM(Mechanism):
     c: Fraction
     theta: Fraction
     trials: int
+    bits: int | None = None
 
     name = "pbm"
     title = "PBM (Poisson binomial)"
@@ -42,6 +43,7 @@ class PBM(Mechanism):
               high_open=True, solve=SolveRange(1e-6, 0.5 - 1e-6)),
         Param("trials", "integer", f"Bernoulli trials per client, 1 … {MAX_LEVELS} (outputs 0…trials)", low=1,
               high=MAX_LEVELS),
+        bits_param(),
     )
     SAMPLER = "sample_pbm"
     FL_OBSERVER = "server"

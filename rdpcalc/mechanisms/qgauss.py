@@ -19,7 +19,7 @@ from fractions import Fraction
 import mpmath
 
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
 
 
 def integrated_cdf(t):
@@ -35,6 +35,7 @@ class QuantizedGaussian(Mechanism):
     sigma: Fraction
     k: int
     clip: Fraction
+    bits: int | None = None
 
     name = "qgauss"
     title = "Quantized Gaussian"
@@ -49,6 +50,7 @@ class QuantizedGaussian(Mechanism):
               option="--levels", aliases=("--k",)),
         Param("clip", "number", "quantizer clipping threshold C_q > 0: levels span [-C_q, C_q], inputs lie in "
               "[-C_q/2, C_q/2]", low=0, low_open=True),
+        bits_param(),
     )
     SAMPLER = "sample_qgauss"
     FL_OBSERVER = "server"

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..exactnum import to_mpf as _mp
 from ..numerics.fast import logsumexp
-from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class RQM(Mechanism):
     delta: Fraction
     m: int
     q: Fraction
+    bits: int | None = None
 
     name = "rqm"
     title = "RQM (randomized quantization)"
@@ -49,6 +50,7 @@ class RQM(Mechanism):
               option="--levels", aliases=("--m",)),
         Param("q", "number", "probability of keeping each interior level, 0 < q < 1", low=0, high=1, low_open=True,
               high_open=True, solve=SolveRange(1e-6, 1 - 1e-6)),
+        bits_param(),
     )
     SAMPLER = "sample_rqm"
     FL_OBSERVER = "server"

@@ -23,6 +23,15 @@ ranking candidates, :func:`.fast.screened_divergences`).
 
 Values come back as floats (``math.inf`` for +∞); the exact engine also keeps its mpf values
 for printing at full precision.
+
+**Modular sums.** SecAgg adds the clients' integers modulo 2^B. An engine made with
+``modulus`` M computes every divergence of a sum on the sum *wrapped* modulo M: the rows are
+folded (entry s goes to s mod M, :meth:`FastEngine.fold`) right before a divergence or a
+privacy-loss distribution is taken. Wrapping is a deterministic map of the sum, so it can only
+lower a divergence (data processing), and every argument of the worst-case search (joint
+convexity, adding independent summands) holds for the wrapped sum as it does for the sum. The
+index s of a row is the sum's offset from its smallest value; the offset is the same under both
+hypotheses, so it does not change a divergence.
 """
 
 from __future__ import annotations
@@ -50,10 +59,19 @@ EXACT_LOG_REACH = -exact.reachable_emin() * math.log(2)
 
 
 class FastEngine:
-    """float64 log-domain engine: pmfs are arrays of log-probabilities."""
+    """float64 log-domain engine: pmfs are arrays of log-probabilities; divergences of sums
+    wrapped modulo ``modulus`` when one is given (module docstring)."""
 
     name = "fast"
     dps = None
+
+    def __init__(self, modulus: int | None = None):
+        self.modulus = check_modulus(modulus)
+
+    def fold(self, batch: np.ndarray) -> np.ndarray:
+        """The rows (or one pmf) wrapped modulo :attr:`modulus`: entry s added into s mod M, in
+        the log domain (unchanged without a modulus or when the support already fits)."""
+        return fast.log_fold(batch, self.modulus) if self.modulus is not None else batch
 
     def client(self, mechanism: Mechanism, x: Fraction) -> np.ndarray:
         logs = log_pmf(mechanism, x)
@@ -107,11 +125,10 @@ class FastEngine:
             return np.array([float(mpmath.log(p)) if p > 0 else -np.inf for p in probabilities])
 
     def divergences_both(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
-        return fast.renyi_divergences(p, q, np.asarray(alphas, dtype=float), both=True)
+        return fast.renyi_divergences(self.fold(p), self.fold(q), np.asarray(alphas, dtype=float), both=True)
 
-    @staticmethod
-    def screen_both(p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
-        return fast.screened_divergences(p, q, np.asarray(alphas, dtype=float))
+    def screen_both(self, p: np.ndarray, q: np.ndarray, alphas: Sequence[float]):
+        return fast.screened_divergences(self.fold(p), self.fold(q), np.asarray(alphas, dtype=float))
 
 
 class ExactEngine:
@@ -120,17 +137,27 @@ class ExactEngine:
 
     name = "exact"
 
-    def __init__(self, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1):
+    def __init__(self, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1, modulus: int | None = None):
         """``clients``: the most clients whose probabilities one sum multiplies (the single-client
-        pmfs are checked against EXACT_LOG_REACH / clients)."""
+        pmfs are checked against EXACT_LOG_REACH / clients); ``modulus``: see the module docstring."""
         self.dps = check_dps(dps)
         self.log_limit = EXACT_LOG_REACH / max(1, clients)
+        self.modulus = check_modulus(modulus)
+
+    def fold(self, batch: list[list]) -> list[list]:
+        """Each row wrapped modulo :attr:`modulus` (exact sums of the entries s ≡ r mod M)."""
+        if self.modulus is None:
+            return batch
+        with exact.precision(self.dps):
+            return [exact.fold(row, self.modulus) for row in batch]
 
     def client(self, mechanism: Mechanism, x: Fraction) -> list:
         with mpmath.workdps(self.dps + 5):
             probabilities = mechanism.pmf(x)
             total = mpmath.fsum(probabilities)
-            if any(p < 0 or mpmath.isnan(p) for p in probabilities) or abs(total - 1) > mpmath.mpf(10) ** (-self.dps):
+            missing = mpmath.mpf(mechanism.tail_mass_bound())  # a windowed pmf (rounded.py) may miss this much
+            if any(p < 0 or mpmath.isnan(p) for p in probabilities) or not (
+                    1 - missing - mpmath.mpf(10) ** (-self.dps) <= total <= 1 + mpmath.mpf(10) ** (-self.dps)):
                 raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
             smallest = min(p for p in probabilities if p > 0)
             check_log_range(mechanism, x, mpmath.log(smallest), self.log_limit, "the exact engine")
@@ -175,6 +202,7 @@ class ExactEngine:
         def one_way(first, second):
             return [exact.renyi_divergences(x, y, alphas, self.dps) for x, y in zip(first, second, strict=True)]
 
+        p, q = self.fold(p), self.fold(q)
         return one_way(p, q), one_way(q, p)
 
 
@@ -193,14 +221,23 @@ def check_dps(dps) -> int:
     return dps
 
 
-def make_engine(name: str, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1) -> FastEngine | ExactEngine:
+def check_modulus(modulus) -> int | None:
+    """``modulus``: None (no wrap-around) or an integer ≥ 2."""
+    if modulus is not None and (isinstance(modulus, bool) or not isinstance(modulus, int) or modulus < 2):
+        raise ValueError(f"modulus must be None or an integer ≥ 2, got {modulus!r}")
+    return modulus
+
+
+def make_engine(name: str, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1,
+                modulus: int | None = None) -> FastEngine | ExactEngine:
     """The engine called ``name`` ("fast" or "exact"; the most clients summed only matters for
-    exact; ``dps`` is checked for both, so an out-of-range value is never silently ignored)."""
+    exact; ``dps`` is checked for both, so an out-of-range value is never silently ignored);
+    ``modulus``: divergences of sums wrapped modulo it (a mechanism's ``modulus``)."""
     check_dps(dps)
     if name == "fast":
-        return FastEngine()
+        return FastEngine(modulus)
     if name == "exact":
-        return ExactEngine(dps, clients)
+        return ExactEngine(dps, clients, modulus)
     raise ParameterError("engine", f"must be one of {', '.join(ENGINES)}, got {name!r}")
 
 

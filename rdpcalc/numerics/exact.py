@@ -86,6 +86,13 @@ def convolve(a: Sequence, b: Sequence) -> list:
     return out
 
 
+def fold(a: Sequence, modulus: int) -> list:
+    """The pmf of S mod ``modulus`` from the pmf of S ≥ 0: out[r] = Σ_j a[r + j·modulus]."""
+    if len(a) <= modulus:
+        return list(a)
+    return [gmpy2.fsum(list(a[r::modulus])) for r in range(modulus)]
+
+
 def power(a: Sequence, count: int) -> list:
     """pmf of the sum of ``count`` ≥ 0 independent copies, by binary powering."""
     result = [gmpy2.mpfr(1)]

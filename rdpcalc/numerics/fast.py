@@ -77,6 +77,18 @@ def _log_convolve_rows(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
         return np.log(total) + peak
 
 
+def log_fold(la: np.ndarray, modulus: int) -> np.ndarray:
+    """log pmf of S mod ``modulus`` from the log pmf of S ≥ 0 (last axis; 1-D or rows): entry r is
+    log Σ_j exp(la[r + j·modulus]), each sum over non-negative terms, so relative accuracy is kept."""
+    size = la.shape[-1]
+    if size <= modulus:
+        return la
+    blocks = -(-size // modulus)
+    padded = np.full(la.shape[:-1] + (blocks * modulus,), -np.inf)
+    padded[..., :size] = la
+    return logsumexp(padded.reshape(la.shape[:-1] + (blocks, modulus)), axis=-2)
+
+
 def log_power(la: np.ndarray, count: int) -> np.ndarray:
     """log pmf of the sum of ``count`` independent copies (``count`` ≥ 0), by binary powering."""
     result = np.zeros(1)

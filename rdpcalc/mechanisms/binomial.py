@@ -1,0 +1,104 @@
+"""The binomial mechanism of cpSGD: Agarwal, Suresh, Yu, Kumar & McMahan (2018), "cpSGD:
+Communication-efficient and differentially-private distributed SGD", NeurIPS 2018,
+arXiv:1805.10559.
+
+One client scales its input to the grid of step γ, rounds it without bias (:mod:`.rounded`) and
+adds Binomial(N, p) noise; the server subtracts n·N·p from the sum and multiplies by γ. The
+noise is bounded, so the pmf is exact with no window; but neighbouring inputs shift a bounded
+support, so every Rényi divergence between them is +∞ unless the sum wraps around (``bits``):
+the paper's guarantee is an (ε, δ) one (Theorem 1), checked here against the exact ε of the
+privacy loss distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+
+from ..exactnum import to_mpf
+from .base import MAX_LEVELS, Bound, Exact, Param, SolveRange, bits_param
+from .rounded import RoundedNoise
+
+
+@dataclass(frozen=True)
+class Binomial(RoundedNoise):
+    """Inputs in [−c, c] rounded to the grid γZ without bias, plus Binomial(trials, p) noise."""
+
+    c: Fraction
+    gamma: Fraction
+    trials: int
+    p: Fraction = Fraction(1, 2)
+    bits: int | None = None
+
+    name = "binomial"
+    title = "Binomial (cpSGD)"
+    paper = ("Agarwal, Suresh, Yu, Kumar & McMahan (2018), \"cpSGD: Communication-efficient and differentially-private "
+             "distributed SGD\", NeurIPS 2018, arXiv:1805.10559")
+    EXAMPLE = {"--c": "1", "--gamma": "0.25", "--trials": "256"}
+    PARAMS = (
+        Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
+        Param("gamma", "number", "grid step γ > 0: inputs are rounded (without bias) to multiples of γ", low=0,
+              low_open=True),
+        Param("trials", "integer", f"Bernoulli trials N of the noise per client, 1 … {2 * MAX_LEVELS}", low=1,
+              high=2 * MAX_LEVELS, solve=SolveRange(1, 2 * MAX_LEVELS, log=True)),
+        Param("p", "number", "success probability p of the noise, in (0, 1) (default 1/2)", default="1/2", low=0,
+              high=1, low_open=True, high_open=True),
+        bits_param(),
+    )
+    UNBOUNDED = False
+    SIZE_PARAMETER = "trials"
+    FL_OBSERVER = "server"
+    BOUND_PARAMS = (
+        Param("n", "integer", "clients in the SecAgg sum Theorem 1 is checked at (N·n trials), 1 … 1000", default=1,
+              low=1, high=1000, option="--n"),
+        Param("dp_delta", "number", "the δ of Theorem 1's (ε, δ), in (0, 1)", default="1e-5", low=0, high=1,
+              low_open=True, high_open=True, option="--dp-delta"),
+    )
+
+    def noise_window(self) -> tuple[int, int]:
+        return 0, self.trials
+
+    def noise_log_pmf(self, z: int) -> mpmath.mpf:
+        """log C(N, z) + z log p + (N − z) log(1 − p)."""
+        p = to_mpf(self.p)
+        return (mpmath.log(mpmath.binomial(self.trials, z)) + z * mpmath.log(p)
+                + (self.trials - z) * mpmath.log(1 - p))
+
+    def noise_mean(self) -> Fraction:
+        return self.trials * self.p
+
+    def bounds(self, alphas: list[float], **options) -> list[Bound]:
+        """Theorem 1 (eq. (7)) of Agarwal et al. (2018) for the sum of n clients (Nn trials), d = 1,
+        grid units (s = 1) and Δ₁ = Δ₂ = Δ∞ = Δ = 2⌈c/γ⌉: if Nnp(1−p) ≥ max(23 log(10/δ), 2Δ),
+        ε = Δ√(2 log(1.25/δ))/√(Nnp(1−p)) + (Δ c_p √(log(10/δ)) + Δ b_p)/(Nnp(1−p)(1 − δ/10))
+        + ((2/3)Δ log(1.25/δ) + Δ d_p log(20/δ) log(10/δ))/(Nnp(1−p)), with c_p = √2(3p³ + 3(1−p)³
+        + 2p² + 2(1−p)²), d_p = (4/3)(p² + (1−p)²), b_p = (2/3)(p² + (1−p)²) + 1 − 2p. Checked
+        against the exact ε at δ of one round (the privacy loss distribution of the worst case)."""
+        options = self.bound_options(**options)
+        n, delta_dp = options["n"], to_mpf(options["dp_delta"])
+        p, sens = to_mpf(self.p), mpmath.mpf(2 * self.reach)
+        variance = n * self.trials * p * (1 - p)
+        c_p = mpmath.sqrt(2) * (3 * p**3 + 3 * (1 - p) ** 3 + 2 * p**2 + 2 * (1 - p) ** 2)
+        d_p = mpmath.mpf(4) / 3 * (p**2 + (1 - p) ** 2)
+        b_p = mpmath.mpf(2) / 3 * (p**2 + (1 - p) ** 2) + 1 - 2 * p
+        log = mpmath.log
+        condition = variance >= max(23 * log(10 / delta_dp), 2 * sens)
+        epsilon = (sens * mpmath.sqrt(2 * log(mpmath.mpf(1.25) / delta_dp)) / mpmath.sqrt(variance)
+                   + (sens * c_p * mpmath.sqrt(log(10 / delta_dp)) + sens * b_p) / (variance * (1 - delta_dp / 10))
+                   + (mpmath.mpf(2) / 3 * sens * log(mpmath.mpf(1.25) / delta_dp)
+                      + sens * d_p * log(20 / delta_dp) * log(10 / delta_dp)) / variance)
+        exact = _exact_epsilon(self, n, float(delta_dp))
+        return [Bound(f"ε at δ = {float(delta_dp):g}, Theorem 1, sum of n = {n}", None,
+                      epsilon if condition else mpmath.inf, "paper Thm. 1, eq. (7)",
+                      Exact(mpmath.mpf(exact), f"ε at δ = {float(delta_dp):g} of one round, exact (PLD)"),
+                      note="" if condition else "its condition Nnp(1−p) ≥ max(23 log(10/δ), 2Δ) fails: no guarantee")]
+
+
+def _exact_epsilon(mechanism: Binomial, n: int, dp_delta: float) -> float:
+    """ε at ``dp_delta`` of one round of the sum of ``n`` clients (the PLD of its worst case)."""
+    from ..runs import account
+
+    return account(mechanism, n=n, dp_delta=dp_delta)["epsilon"]
