@@ -357,7 +357,11 @@ class MechanismEvent(DpEvent):
                                                              self.rate if self.amplified else 1.0, discretization)
             else:
                 if self.clients_in_sum > 1 and self.per_round == "certified":
+                    from . import worstcase
+                    from .queries import require_costs
+
                     _check_searchable(self.mechanism, self.clients_in_sum)
+                    require_costs(worstcase.search_costs(self.mechanism, self.clients_in_sum, 1))
                 self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
                                                             discretization)
         return self._cache[key]

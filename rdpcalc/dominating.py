@@ -68,6 +68,9 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     (1 for one client's message), the family of the module docstring."""
     engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())
+    if mechanism.OTHERS_FAMILY == "shift" and clients_in_sum > 1 and per_round != "found":
+        return _result(_shift_family(mechanism, points, clients_in_sum - 1, engine, h), worstcase.SHIFT_CERTIFICATE,
+                       True, _missing_mass(mechanism, clients_in_sum))
     clients = [engine.client(mechanism, p) for p in points]
     if clients_in_sum == 1:
         env = _exhaustive(clients, points, 0, engine, h)
@@ -78,9 +81,6 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
                             "NOT a guarantee", False)
     others, family = clients_in_sum - 1, mechanism.OTHERS_FAMILY
     pairs = len(points) * (len(points) - 1)
-    if family == "shift":
-        return _result(_shift_family(mechanism, clients, points, others, engine, h), worstcase.SHIFT_CERTIFICATE,
-                       True, _missing_mass(mechanism, clients_in_sum))
     if family == "relaxed":
         return _result(_relaxed(mechanism, clients_in_sum, engine, h),
                        "the others' trials relaxed to independent inputs, client 1 at ±b (exhaustive)", True)
@@ -121,13 +121,14 @@ def _missing_mass(mechanism: Mechanism, clients_in_sum: int) -> float:
     return clients_in_sum * mechanism.tail_mass_bound()
 
 
-def _shift_family(mechanism, clients, points, others: int, engine, h) -> pldlib.Envelope:
+def _shift_family(mechanism, points, others: int, engine, h) -> pldlib.Envelope:
     """The envelope of a rounded-noise mechanism's family: the others at the grid point 0, client 1
     over :meth:`~rdpcalc.mechanisms.RoundedNoise.shift_pairs`, both directions."""
-    zero = points.index(Fraction(0))
-    rest = worstcase.multiset_sum(engine, clients, [others * (index == zero) for index in range(len(points))])
+    zero = engine.client(mechanism, Fraction(0))
+    rest = engine.level(zero, zero, others, [others])
     pairs = mechanism.shift_pairs()
-    totals = {i: engine.add_client(clients[i], rest)[0] for i in sorted({i for pair in pairs for i in pair})}
+    totals = {i: engine.add_client(engine.client(mechanism, points[i]), rest)[0]
+              for i in sorted({i for pair in pairs for i in pair})}
     text = f"{others}×0" if others else ""
     members = []
     for i, j in pairs:

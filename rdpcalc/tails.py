@@ -113,9 +113,10 @@ def _single_worst(mechanism: Mechanism, alpha: float) -> float:
     wrap-around: the bound uses one client's own output)."""
     points = list(mechanism.breakpoints())
     engine = FastEngine()
-    clients = [engine.client(mechanism, p) for p in points]
+    pairs = mechanism.shift_pairs()
+    clients = {i: engine.client(mechanism, points[i]) for i in sorted({i for pair in pairs for i in pair})}
     top = -math.inf
-    for i, j in mechanism.shift_pairs():
+    for i, j in pairs:
         forward, backward = fast.renyi_divergences(clients[i], clients[j], np.array([alpha]), both=True)
         top = max(top, float(forward[0]), float(backward[0]))
     return top

@@ -575,18 +575,21 @@ def _shift_family(mechanism, n: int, alphas: list[float], engine, progress) -> S
     """The worst case of a rounded-noise mechanism (``OTHERS_FAMILY == "shift"``): the n − 1
     others at the grid point 0 and client 1 over :meth:`~rdpcalc.mechanisms.RoundedNoise.shift_pairs`
     (both directions) — the whole worst case, by the argument of :mod:`rdpcalc.mechanisms.rounded`."""
-    points = list(mechanism.breakpoints())
+    pairs = mechanism.shift_pairs()
+    used = sorted({i for pair in pairs for i in pair})
+    points = [mechanism.breakpoints()[i] for i in used]  # only the inputs of the pairs, and 0 for the others
+    pairs = [(used.index(i), used.index(j)) for i, j in pairs]
+    kinds = points + [Fraction(0)] * (Fraction(0) not in points)
     stages = _Stages(progress, {"others": 1, "accurate": 1})
     quick = _screening_engine(engine)
-    clients = [quick.client(mechanism, p) for p in points]
-    zero = points.index(Fraction(0))
-    counts = tuple((n - 1) * (index == zero) for index in range(len(points)))
+    clients = [quick.client(mechanism, p) for p in kinds]
+    counts = tuple((n - 1) * (p == 0) for p in kinds)
     candidates = _Candidates(len(alphas))
-    _Evaluator(quick, clients, points, alphas, mechanism.shift_pairs()).evaluate(
-        multiset_sum(quick, clients, counts), lambda row: _others(points, counts), candidates)
+    _Evaluator(quick, clients, kinds, alphas, pairs).evaluate(
+        multiset_sum(quick, clients, counts), lambda row: _others(kinds, counts), candidates)
     stages.report("others", 1)
-    precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in points]
-    best = _accurate(engine, precise_clients, points, alphas, candidates.configurations())
+    precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in kinds]
+    best = _accurate(engine, precise_clients, kinds, alphas, candidates.configurations())
     stages.report("accurate", 1)
     values = [float(v) for v in best.values]
     return SearchResult(values, best.precise, best.attained, values, "exhaustive", SHIFT_CERTIFICATE)

@@ -663,6 +663,47 @@ def figures_command():
                              "rdpcalc figures rqm-fig2-right --out /tmp/figs"])}
 
 
+def compare_command():
+    from ..compare import COMPARED, DESIGNS
+
+    options = [Opt("n", "Clients per round (the SecAgg sum), 2 … 100000.", kind=int, required=True, panel="Run"),
+               Opt("bits", "Bits per coordinate B: every client sends B bits, the server gets the sum mod 2^B, 1 … 62.",
+                   kind=int, required=True, panel="Run"),
+               Opt("dp_epsilon", "The ε of the whole run to meet, > 0.", kind=float, required=True, panel="Target"),
+               Opt("dp_delta", "The δ of (ε, δ)-DP, in (0, 1).", kind=float, default=1e-5, panel="Target"),
+               Opt("rounds", "Training rounds, ≥ 1.", kind=int, default=1, panel="Run"),
+               Opt("clients", "Clients in all, ≥ n (default n: no sampling).", kind=int, panel="Run"),
+               Opt("dim", "Coordinates per round (each independently), ≥ 1.", kind=int, default=1, panel="Run"),
+               Opt("sampling", "How the n clients of a round are drawn.", kind=("without-replacement", "poisson"),
+                   default="without-replacement", panel="Run"),
+               Opt("observer", "Who sees what (as for account).", kind=("server", "release", "local"), default="server",
+                   panel="Run"),
+               Opt("c", "Clipping bound c > 0: inputs in [-c, c].", default="1", metavar="NUMBER", panel="Run"),
+               Opt("mechanisms", f"Comma-separated mechanisms to compare (default {','.join(COMPARED)}).",
+                   default=",".join(COMPARED), metavar="LIST", panel="Run"),
+               *output_options(), MAX_MEMORY]
+
+    def body(**values) -> None:
+        from ..compare import compare
+
+        form = _setup(values)
+        csv_path = values.pop("csv")
+        _check_output(csv_path)
+        values["mechanisms"] = [name.strip() for name in values["mechanisms"].split(",") if name.strip()]
+        with render.progress("calibrating") as progress:
+            records = compare(progress=progress, **values)
+        emit(records, form, csv_path, render.render_compare)
+
+    rules = "; ".join(f"{name}: {design.rule}" for name, design in DESIGNS.items())
+    return command(body, options), {
+        "help": "Which mechanism at equal bits: calibrate each mechanism's noise to a target (ε, δ) for a run and "
+                "tabulate the MSE of the decoded SecAgg sum (exact, from the pmfs) at B bits per coordinate. "
+                f"Designs: {rules}.",
+        "epilog": _examples(["rdpcalc compare --n 40 --bits 12 --dp-epsilon 1",
+                             "rdpcalc compare --n 1000 --bits 16 --dp-epsilon 1 --mechanisms ddg,skellam,binomial",
+                             "rdpcalc compare --n 100 --bits 14 --dp-epsilon 4 --rounds 50 --csv compare.csv"])}
+
+
 def mechanisms_command():
     options = [*output_options("mechanisms")]
 
@@ -747,6 +788,8 @@ def build_app():
     function, texts = layered_bits_command()
     bits.command("layered", **texts)(function)
     app.add_typer(bits, name="bits", rich_help_panel=ANALYSIS)
+    function, texts = compare_command()
+    app.command("compare", rich_help_panel=ACCOUNTING, **texts)(function)
     for name, factory in (("mechanisms", mechanisms_command), ("claims", claims_command), ("figures", figures_command),
                           ("fl", fl_command)):
         function, texts = factory()

@@ -345,6 +345,30 @@ def account_rows(records: list[dict], curves: dict | None) -> list[dict]:
 
 
 
+def render_compare(records: list[dict]) -> None:
+    from rich.table import Table
+
+    first = records[0]
+    table = Table()
+    for column, justify in (("mechanism", "left"), ("solved", "left"), ("value", "right"), ("ε reached", "right"),
+                            ("MSE of the sum", "right"), ("at x", "right"), ("P(wrap)", "right"),
+                            ("outputs/client", "right")):
+        table.add_column(column, justify=justify)
+    notes = []
+    for r in records:
+        if not r["feasible"]:
+            table.add_row(r["mechanism"], r["solved"], "—", "—", "—", "—", "—", "—")
+            notes.append(f"{r['mechanism']}: {r['reason']}")
+            continue
+        table.add_row(r["mechanism"], r["solved"], number(r["value"]), number(r["epsilon"]), number(r["mse"]),
+                      number(r["mse_at"]), number(r["wrap_probability"]), str(r["outputs"]))
+    header = [f"n = {first['n']} clients, B = {first['bits']} bits per coordinate; target ε = {first['dp_epsilon']:g} "
+              f"at δ = {first['dp_delta']:g} over {first['rounds']} round(s), observer {first['observer']}",
+              "ε: certified, the sum accounted without its wrap-around (an upper bound); MSE: worst over x ∈ "
+              "{0, c/4, c/2, 3c/4, c}, all clients at x, wrap-around included"]
+    print_block(header, table, notes)
+
+
 def render_claims(records: list[dict]) -> None:
     from rich.table import Table
 

@@ -23,7 +23,7 @@ import mpmath
 
 from ..exactnum import to_mpf
 from .base import Bound, Param, SolveRange, bits_param
-from .rounded import DEFAULT_TAIL, RoundedNoise, log_add, sum_worst_targets, tail_param_help
+from .rounded import DEFAULT_COVER, DEFAULT_TAIL, RoundedNoise, log_add, sum_worst_targets, window_params
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class DistributedDiscreteGaussian(RoundedNoise):
     gamma: Fraction
     sigma: Fraction
     tail: Fraction = Fraction(DEFAULT_TAIL)
+    cover: Fraction = Fraction(DEFAULT_COVER)
     bits: int | None = None
 
     name = "ddg"
@@ -47,8 +48,7 @@ class DistributedDiscreteGaussian(RoundedNoise):
               low_open=True),
         Param("sigma", "number", "noise scale σ > 0 (input units): each client adds N_Z(0, (σ/γ)²) on the grid",
               low=0, low_open=True, solve=SolveRange(1e-2, 1e2, log=True, relative_to="c")),
-        Param("tail", "number", tail_param_help(), default=DEFAULT_TAIL, low=0, high=Fraction(1, 10**6),
-              low_open=True, option="--tail-mass"),
+        *window_params(),
         bits_param(),
     )
     SIZE_PARAMETER = "sigma"

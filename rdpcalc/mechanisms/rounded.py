@@ -53,7 +53,7 @@ import mpmath
 
 from ..errors import ParameterError
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Exact, Mechanism
+from .base import MAX_LEVELS, Exact, Mechanism, Param
 
 #: the default tail mass ε of unbounded noise beyond its window
 DEFAULT_TAIL = "1e-30"
@@ -208,18 +208,18 @@ class RoundedNoise(Mechanism):
         return "gamma", "use a coarser grid (larger --gamma) or less noise"
 
 
-#: the window is wide enough for the bracket of :mod:`rdpcalc.tails` to be tight up to about this order
-COVERED_ORDER = 4
+#: the default of ``cover``: the Rényi order up to which the window keeps the bracket tight
+DEFAULT_COVER = 4
 
 
 @lru_cache(maxsize=256)
 def _window(mechanism: RoundedNoise) -> int:
-    """L: the smallest window with certified tail mass ≤ ``tail``, and at least the reach where
-    one client's tilted tail N(o − K)^α N(o + K)^{1−α} (centred at (2α − 1)K, of width ≈ the
-    noise's standard deviation σ) has fallen by e^{−α(α−1)(2K)²/(2σ²)} more than the value, at
-    α = COVERED_ORDER: (2α − 2)K + 2K√(α(α − 1)) + 7σ (a Gaussian estimate; the bracket is
-    certified whatever the window)."""
-    reach, alpha, spread = mechanism.reach, COVERED_ORDER, mechanism.noise_deviation()
+    """L: the smallest window with certified tail mass ≤ ``tail``, at least 2K + 1, and at least
+    the reach where one client's tilted tail N(o − K)^α N(o + K)^{1−α} (centred at (2α − 1)K, of
+    width ≈ the noise's standard deviation σ) has fallen by e^{−α(α−1)(2K)²/(2σ²)} more than the
+    value, at α = ``cover``: (2α − 2)K + 2K√(α(α − 1)) + 7σ (a Gaussian estimate, which sizes the
+    window only: the bracket is certified whatever the window)."""
+    reach, alpha, spread = mechanism.reach, float(mechanism.cover), mechanism.noise_deviation()
     covered = math.ceil((2 * alpha - 2) * reach + 2 * reach * math.sqrt(alpha * (alpha - 1)) + 7 * spread)
     with mpmath.workdps(30):
         return window_for_tail(mechanism.tail_mass_at, mechanism.tail, max(2 * reach + 1, covered))
@@ -273,9 +273,15 @@ def window_for_tail(tail_mass_at, tail: Fraction, start: int) -> int:
     return high
 
 
-def tail_param_help() -> str:
-    return (f"tail mass ε of the noise beyond the window its pmf is computed on, in (0, 1e-6] (default {DEFAULT_TAIL}): "
-            "divergences come as a certified bracket, accounting adds (1+e^ε)·draws·ε to δ")
+def window_params() -> tuple[Param, Param]:
+    """The two parameters that size the window of an unbounded noise (module docstring)."""
+    return (
+        Param("tail", "number", f"tail mass ε the window of outputs may miss, in (0, 1e-6] (default {DEFAULT_TAIL}): "
+              "divergences come as a certified bracket, a PLD is raised by n·ε", default=DEFAULT_TAIL, low=0,
+              high=Fraction(1, 10**6), low_open=True, option="--tail-mass"),
+        Param("cover", "number", f"the Rényi order up to which the window keeps that bracket tight, 1 … 256 (default "
+              f"{DEFAULT_COVER}; 1: sized by the tail mass alone, fastest)", default=DEFAULT_COVER, low=1, high=256),
+    )
 
 
-__all__ = ["DEFAULT_TAIL", "RoundedNoise", "log_add", "sum_worst_targets", "tail_param_help", "window_for_tail"]
+__all__ = ["DEFAULT_COVER", "DEFAULT_TAIL", "RoundedNoise", "log_add", "sum_worst_targets", "window_for_tail", "window_params"]

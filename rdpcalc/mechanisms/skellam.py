@@ -21,7 +21,7 @@ import numpy as np
 from ..exactnum import to_mpf
 from .base import Bound, Param, SolveRange, bits_param
 from ..numerics.fast import logsumexp
-from .rounded import DEFAULT_TAIL, NOISE_DPS, RoundedNoise, sum_worst_targets, tail_param_help
+from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, sum_worst_targets, window_params
 
 #: the most terms :meth:`Skellam.log_tail_sum` adds before its geometric remainder applies
 TAIL_TERMS = 2_000
@@ -35,6 +35,7 @@ class Skellam(RoundedNoise):
     gamma: Fraction
     mu: Fraction
     tail: Fraction = Fraction(DEFAULT_TAIL)
+    cover: Fraction = Fraction(DEFAULT_COVER)
     bits: int | None = None
 
     name = "skellam"
@@ -48,8 +49,7 @@ class Skellam(RoundedNoise):
               low_open=True),
         Param("mu", "number", "Skellam parameter μ > 0 (grid units): each client adds Poisson(μ) − Poisson(μ), "
               "variance 2μ", low=0, low_open=True, solve=SolveRange(1e-2, 1e7, log=True)),
-        Param("tail", "number", tail_param_help(), default=DEFAULT_TAIL, low=0, high=Fraction(1, 10**6),
-              low_open=True, option="--tail-mass"),
+        *window_params(),
         bits_param(),
     )
     SIZE_PARAMETER = "mu"

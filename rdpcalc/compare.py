@@ -1,0 +1,331 @@
+"""Which mechanism at equal bits: calibrate each mechanism's free parameter to a target (ε, δ)
+for a whole run and tabulate the mean squared error of the decoded SecAgg sum.
+
+**Equal bits.** Every client sends B bits per coordinate and the server receives the sum modulo
+M = 2^B. Each mechanism gets the finest resolution that fits (the rules of :data:`DESIGNS`):
+
+* RQM, PBM, quantized Gaussian (bounded outputs, m values per client): the largest m with
+  n(m − 1) + 1 ≤ M, so the sum never wraps;
+* binomial (cpSGD): the grid reach K and the trials N share the range, n(2K + N) + 1 ≤ M;
+* discrete Gaussian and Skellam (unbounded noise): n·2K + 2·Z_RANGE·√n·σ ≤ M, σ the noise's
+  standard deviation, so the sum wraps with a small probability — counted in the error.
+
+The grid step is γ = c/K (c a grid point), the free parameter (the noise) is solved for, and
+everything else follows from it. Privacy is accounted exactly as ``rdpcalc account`` does
+(certified, PLD where the observer knows the sample, else Rényi), for the sum *without* the
+wrap-around (wrapping can only lower a divergence, so this is an upper bound of the true ε).
+
+**Error.** With all n clients at the same input x, the decoded sum's MSE E[(Σ̂ − nx)²] is
+computed exactly from the pmfs: the sum's pmf wrapped modulo M (an FFT power of one client's
+pmf), decoded as the representative nearest the sum's centre. The table gives the largest over
+x ∈ {0, c/4, c/2, 3c/4, c} (the mechanisms are symmetric in x).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from . import accounting as acc
+from .accountant import Accountant, MechanismEvent
+from .errors import ParameterError
+from .mechanisms import MECHANISMS, Mechanism
+from .mechanisms.base import MAX_LEVELS, exact_pmf, log_pmf
+from .runs import _participation
+
+#: standard deviations of the sum's noise that the modular range keeps beside the inputs (ddg, skellam)
+Z_RANGE = 4
+#: the inputs (as fractions of c) the MSE is maximised over
+MSE_INPUTS = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1))
+#: the relative width of the free parameter's bracket at which the solver stops
+SOLVE_RTOL = 2e-3
+#: the most accounting evaluations of the solver per mechanism (after the bracket's)
+SOLVE_EVALUATIONS = 12
+#: the factor between the values tried while bracketing the target (log-scale parameters)
+BRACKET_STEP = 4.0
+#: the mechanisms compared by default
+COMPARED = ("rqm", "pbm", "qgauss", "ddg", "skellam", "binomial")
+
+
+@dataclass(frozen=True)
+class Design:
+    """How a mechanism is set up at B bits for n clients: ``build(value)`` is the mechanism with
+    its free parameter ``free`` at ``value`` (None where the bits cannot hold it), searched in
+    [``low``, ``high``] (log scale if ``log``; integers if ``integer``); ``private_high``: ε falls
+    as the value grows. ``low``, ``high`` and ``build`` take (n, bits, c)."""
+
+    free: str
+    ends: Callable[[int, int, Fraction], tuple[float, float]]
+    build: Callable[[float, int, int, Fraction], Mechanism | None]
+    log: bool = True
+    integer: bool = False
+    private_high: bool = True
+    rule: str = ""
+
+
+def _levels(n: int, bits: int) -> int:
+    """m: the most output values per client with n(m − 1) + 1 ≤ 2^B (capped at MAX_LEVELS)."""
+    return min(MAX_LEVELS, (2**bits - 1) // n + 1)
+
+
+def _rqm(value: float, n: int, bits: int, c: Fraction):
+    m = _levels(n, bits)
+    return None if m < 2 else MECHANISMS["rqm"](c=c, delta=Fraction(value) * c, m=m, q=Fraction(21, 50), bits=bits)
+
+
+def _pbm(value: float, n: int, bits: int, c: Fraction):
+    trials = _levels(n, bits) - 1
+    return None if trials < 1 else MECHANISMS["pbm"](c=c, theta=Fraction(value), trials=trials, bits=bits)
+
+
+def _qgauss(value: float, n: int, bits: int, c: Fraction):
+    k = _levels(n, bits)
+    return None if k < 2 else MECHANISMS["qgauss"](sigma=Fraction(value) * c, k=k, clip=2 * c, bits=bits)
+
+
+def _binomial(value: float, n: int, bits: int, c: Fraction):
+    per_client = (2**bits - 1) // n
+    trials = int(value)
+    reach = (per_client - trials) // 2
+    if trials < 1 or reach < 1:
+        return None
+    return MECHANISMS["binomial"](c=c, gamma=c / reach, trials=trials, bits=bits)
+
+
+def _unbounded_reach(deviation: float, n: int, bits: int) -> int:
+    """K with n·2K + 2·Z_RANGE·√n·σ ≤ 2^B (0 when none fits)."""
+    return max(0, math.floor((2**bits - 2 * Z_RANGE * math.sqrt(n) * deviation) / (2 * n)))
+
+
+def _ddg(value: float, n: int, bits: int, c: Fraction):
+    reach = _unbounded_reach(value, n, bits)
+    if reach < 1:
+        return None
+    gamma = c / reach
+    return MECHANISMS["ddg"](c=c, gamma=gamma, sigma=Fraction(value) * gamma, cover=Fraction(1), bits=bits)
+
+
+def _skellam(value: float, n: int, bits: int, c: Fraction):
+    reach = _unbounded_reach(math.sqrt(2 * value), n, bits)
+    if reach < 1:
+        return None
+    return MECHANISMS["skellam"](c=c, gamma=c / reach, mu=Fraction(value), cover=Fraction(1), bits=bits)
+
+
+def _noise_ends(n: int, bits: int, c: Fraction) -> tuple[float, float]:
+    """(0.05, the largest grid deviation that leaves K ≥ 1)."""
+    return 0.05, max(0.1, (2**bits - 2 * n) / (2 * Z_RANGE * math.sqrt(n)))
+
+
+DESIGNS: dict[str, Design] = {
+    "rqm": Design("delta/c", lambda n, b, c: (1e-3, 1e3), _rqm,
+                  rule="m = ⌊(2^B − 1)/n⌋ + 1 levels, q = 0.42; Δ/c solved for"),
+    "pbm": Design("theta", lambda n, b, c: (1e-6, 0.5 - 1e-6), _pbm, log=False, private_high=False,
+                  rule="⌊(2^B − 1)/n⌋ trials; θ solved for"),
+    "qgauss": Design("sigma/c", lambda n, b, c: (1e-3, 1e3), _qgauss,
+                     rule="k = ⌊(2^B − 1)/n⌋ + 1 levels, C_q = 2c; σ/c solved for"),
+    "ddg": Design("sigma/gamma", _noise_ends, _ddg,
+                  rule=f"K = ⌊(2^B − 2·{Z_RANGE}√n·s)/(2n)⌋, γ = c/K; s = σ/γ solved for"),
+    "skellam": Design("mu", lambda n, b, c: (0.05**2 / 2, _noise_ends(n, b, c)[1] ** 2 / 2), _skellam,
+                      rule=f"K = ⌊(2^B − 2·{Z_RANGE}√(2nμ))/(2n)⌋, γ = c/K; μ solved for"),
+    "binomial": Design("trials", lambda n, b, c: (1, max(1, (2**b - 1) // n - 2)), _binomial, integer=True,
+                       rule="N trials and K = ⌊(⌊(2^B − 1)/n⌋ − N)/2⌋, γ = c/K; N solved for"),
+}
+
+
+def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rounds: int = 1,
+            clients: int | None = None, dim: int = 1, sampling: str = "without-replacement",
+            observer: str = "server", c=1, mechanisms=COMPARED,
+            progress: Callable[[int, int], None] | None = None) -> list[dict]:
+    """One record per mechanism: its design at ``bits`` bits for ``n`` clients, the free
+    parameter calibrated so that the run's ε at ``dp_delta`` meets ``dp_epsilon``, the ε reached,
+    and the worst MSE of the decoded sum (module docstring); ``feasible`` False (with
+    ``reason``) where the bits cannot hold the mechanism or no value meets the target.
+
+    Parameters:
+        n: clients per round (the SecAgg sum), 2 … 100 000; ``bits``: B, 1 … 62.
+        dp_epsilon, dp_delta: the target (ε, δ) of the whole run.
+        rounds, clients, dim, sampling, observer: the run, as for :func:`rdpcalc.account`.
+        c: the clipping bound (inputs in [−c, c]); ``mechanisms``: which to compare.
+        progress: ``progress(done, total)`` after each accounting evaluation."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 100_000:
+        raise ParameterError("n", f"must be an integer in [2, 100000], got {n!r}")
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 62:
+        raise ParameterError("bits", f"must be an integer in [1, 62], got {bits!r}")
+    target = float(dp_epsilon)
+    if not (target > 0 and math.isfinite(target)):
+        raise ParameterError("dp_epsilon", f"must be a finite number > 0, got {dp_epsilon!r}")
+    acc.check_delta(dp_delta)
+    bound = Fraction(c) if not isinstance(c, str) else Fraction(c)
+    if bound <= 0:
+        raise ParameterError("c", f"must be > 0, got {c!r}")
+    unknown = [name for name in mechanisms if name not in DESIGNS]
+    if unknown:
+        raise ParameterError("mechanisms", f"must be among {', '.join(DESIGNS)}, got {unknown[0]!r}")
+    run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer}
+    MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=clients, dim=dim,
+                   observer=observer, sampling=sampling)  # the run's options checked before any work
+    total = len(mechanisms) * (SOLVE_EVALUATIONS + 2)
+    done = [0]
+
+    def advance() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(min(done[0], total), total)
+
+    records = [_compare_one(name, n, bits, bound, target, dp_delta, run, advance) for name in mechanisms]
+    if progress is not None:
+        progress(total, total)
+    return records
+
+
+def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, clients: int | None, dim: int,
+                sampling: str, observer: str) -> tuple[float, str]:
+    """(ε at ``dp_delta`` of the run, the method): the certified per-round worst case of the sum
+    without its wrap-around (an upper bound), composed as a PLD where the observer knows the
+    sample, else by the Rényi curve (amplified)."""
+    event = MechanismEvent(replace(mechanism, bits=None), n=n, clients=clients, dim=dim, observer=observer,
+                           sampling=sampling)
+    count = _participation(None, rounds, observer, event.rate)
+    method = "rdp" if event.amplified else "pld"
+    return float(Accountant(method).compose(event, count).get_epsilon(dp_delta)), method
+
+
+def _compare_one(name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float, run: dict,
+                 advance: Callable[[], None]) -> dict:
+    design = DESIGNS[name]
+    record = {"mechanism": name, "n": n, "bits": bits, "dp_epsilon": target, "dp_delta": dp_delta, **run,
+              "design": design.rule, "solved": design.free}
+    try:
+        return _calibrated(design, record, n, bits, c, target, dp_delta, run, advance)
+    except ParameterError as error:  # refused for its memory or size: the other mechanisms go on
+        return {**record, "feasible": False, "reason": f"refused: --{error.parameter.replace('_', '-')}: {error.message}"}
+
+
+def _calibrated(design: Design, record: dict, n: int, bits: int, c: Fraction, target: float, dp_delta: float,
+                run: dict, advance: Callable[[], None]) -> dict:
+    low, high = design.ends(n, bits, c)
+    cache: dict[float, float] = {}
+
+    def epsilon_at(value: float) -> float:
+        if value not in cache:
+            mechanism = design.build(value, n, bits, c)
+            cache[value] = math.inf if mechanism is None else run_epsilon(mechanism, dp_delta, n=n, **run)[0]
+            advance()
+        return cache[value]
+
+    private_end = high if design.private_high else low
+    if design.build(private_end, n, bits, c) is None:
+        return {**record, "feasible": False, "reason": f"{bits} bits cannot hold the sum of {n} clients' outputs"}
+    bracket = _bracket(epsilon_at, design, low, high, target)
+    if bracket is None:
+        return {**record, "feasible": False, "reason": f"even at {design.free} = {private_end:.6g} the run's ε is "
+                                                       f"{epsilon_at(private_end):.6g} > {target:g}"}
+    value = bracket if not isinstance(bracket, tuple) else _solve(epsilon_at, design, *bracket, target)
+    mechanism = design.build(value, n, bits, c)
+    epsilon, method = run_epsilon(mechanism, dp_delta, n=n, **run)
+    mse, worst_x, wrap = decoded_sum_error(mechanism, n)
+    return {**record, "feasible": True, "value": float(value), "parameters": mechanism.parameters(),
+            "epsilon": epsilon, "method": method, "mse": mse, "mse_at": worst_x, "wrap_probability": wrap,
+            "outputs": mechanism.support_size, "sum_bits": math.log2(n * (mechanism.support_size - 1) + 1)}
+
+
+def _bracket(epsilon_at: Callable[[float], float], design: Design, low: float, high: float, target: float):
+    """From the middle of [low, high] (geometric on a log scale), steps of ×BRACKET_STEP towards
+    the side that meets or misses the target, until two values straddle it: (low, high) of that
+    bracket; an end itself where it already meets the target on the public side; None where
+    even the private end misses it."""
+    def meets(value: float) -> bool:
+        return epsilon_at(value) <= target
+
+    def toward(value: float, private: bool) -> float:
+        up = private == design.private_high
+        if design.log:
+            moved = value * BRACKET_STEP if up else value / BRACKET_STEP
+        else:
+            moved = value + (high - value) / 2 if up else value - (value - low) / 2
+        moved = min(high, max(low, moved))
+        return round(moved) if design.integer else moved
+
+    start = math.sqrt(low * high) if design.log else (low + high) / 2
+    start = round(start) if design.integer else start
+    current, ok = start, meets(start)
+    for _ in range(64):
+        following = toward(current, private=not ok)
+        if following == current:  # an end: it meets the target (public side), or nothing does
+            return current if ok else None
+        if meets(following) != ok:
+            pair = sorted((current, following))
+            return tuple(pair)
+        current = following
+    return None
+
+
+def _solve(epsilon_at: Callable[[float], float], design: Design, low: float, high: float, target: float) -> float:
+    """The least private value with ε ≤ target: regula falsi on log ε between the ends (whose ε
+    straddle the target), stopped at SOLVE_RTOL; an integer is moved to its safe side."""
+    def log_epsilon(value: float) -> float:
+        return math.log(max(epsilon_at(round(value) if design.integer else value), 1e-300))
+
+    ends = (log_epsilon(low), log_epsilon(high))
+    value = acc.solve_monotone(log_epsilon, low, high, math.log(target), design.log, ends, rtol=SOLVE_RTOL,
+                               evaluations=SOLVE_EVALUATIONS)
+    if design.integer:
+        value = round(value)
+        step = 1 if design.private_high else -1
+        while epsilon_at(value) > target:
+            value += step
+    return value
+
+
+def decoded_sum_error(mechanism: Mechanism, n: int) -> tuple[float, float, float]:
+    """(the largest MSE of the decoded sum over MSE_INPUTS·c, the input attaining it, the
+    probability that the sum wraps around there), all clients at the same input."""
+    values = np.array([float(v) for v in mechanism.output_values()])
+    step = values[1] - values[0]
+    offset = values[0]
+    centre = float(n * sum(float(p) for p in _expected_index(mechanism)))
+    modulus = mechanism.modulus
+    size = n * (mechanism.support_size - 1) + 1
+    length = min(size, modulus) if modulus else size
+    worst = (-1.0, 0.0, 0.0)
+    for share in MSE_INPUTS:
+        x = share * mechanism.bound
+        probabilities = np.exp(log_pmf(mechanism, x))
+        folded = np.zeros(length)
+        np.add.at(folded, np.arange(len(probabilities)) % length, probabilities)
+        spectrum = np.fft.rfft(folded, n=length)
+        sum_pmf = np.clip(np.fft.irfft(spectrum**n, n=length), 0, None)
+        residues = np.arange(length)
+        representative = centre + np.mod(residues - centre + length / 2, length) - length / 2
+        if not modulus or modulus >= size:
+            representative = residues.astype(float)
+        decoded = n * offset + step * representative
+        mse = float(np.sum(sum_pmf * (decoded - n * float(x)) ** 2) / np.sum(sum_pmf))
+        wrap = _wrap_probability(mechanism, x, n) if modulus and modulus < size else 0.0
+        if mse > worst[0]:
+            worst = (mse, float(x), wrap)
+    return worst
+
+
+def _expected_index(mechanism: Mechanism) -> list:
+    """E[index] at x = 0, as the terms p_i·i (the centre of the sum is n times their sum)."""
+    with mpmath.workdps(30):
+        return [p * i for i, p in enumerate(exact_pmf(mechanism, Fraction(0)))]
+
+
+def _wrap_probability(mechanism: Mechanism, x: Fraction, n: int) -> float:
+    """P(the sum leaves the modular range around its centre), from the unwrapped sum's pmf (FFT)."""
+    probabilities = np.exp(log_pmf(mechanism, x))
+    size = n * (mechanism.support_size - 1) + 1
+    length = 1 << (size - 1).bit_length()
+    sum_pmf = np.clip(np.fft.irfft(np.fft.rfft(probabilities, n=length) ** n, n=length)[:size], 0, None)
+    centre = float(n * sum(float(p) for p in _expected_index(mechanism)))
+    index = np.arange(size)
+    outside = np.abs(index - centre) >= mechanism.modulus / 2
+    return float(np.sum(sum_pmf[outside]) / np.sum(sum_pmf))
