@@ -131,6 +131,9 @@ def choose_neighbours(
     sym = f"{fmt(b)}"
     if searched:
         points = mechanism.breakpoints()
+        if mechanism.OTHERS_FAMILY == "shift":
+            return Neighbours("worst", (), (), f"worst: client 1 over the pairs of the {len(points)} breakpoints up to "
+                                               f"a shift, the other {n - 1} at a grid point", budget=budget)
         return Neighbours("worst", (), (), f"worst: client 1 over all ordered pairs of the {len(points)} breakpoints, the "
                                            f"other {n - 1} over multisets of them{_premise(mechanism)}", budget=budget)
 

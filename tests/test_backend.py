@@ -145,7 +145,7 @@ def test_fl_summary_keeps_the_mechanism_parameters_apart_from_the_dp_delta(tmp_p
     assert json.loads((tmp_path / "summary.json").read_text()) == [{k: v for k, v in meta.items() if k != "rdpcalc_version"}]
     for summary in (result["summary"], meta):
         parameters = summary["parameters"]
-        assert parameters == {"c": 0.05, "delta": 0.05, "m": 16, "q": 0.42} and "delta" not in summary
+        assert parameters == {"c": 0.05, "delta": 0.05, "m": 16, "q": 0.42, "bits": "inf"} and "delta" not in summary
         assert type(parameters["delta"]) is float and type(parameters["m"]) is int
         assert summary["dp_delta"] == 1e-5 and type(summary["dp_delta"]) is float
         assert summary["mechanism"] == "rqm" and summary["rounds"] == 2 and summary["clients"] == 20

@@ -80,32 +80,37 @@ def render_divergence(mechanism, records: list[dict]) -> None:
     first = records[0]
     engine = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
     clients = "one client" if first["n"] == 1 else f"SecAgg sum of n = {first['n']} clients"
-    searched = first["n"] > 1 and first["neighbours"] == "worst"
+    bracketed = "windowed_divergence" in first  # unbounded noise: a certified bracket (rdpcalc.tails)
+    searched = (first["n"] > 1 and first["neighbours"] == "worst") or bracketed
     table = Table()
     table.add_column("α", justify="right")
-    table.add_column("D_α found (nats)" if searched else "D_α (nats)", justify="right", overflow="fold")
+    table.add_column("D_α ≥ (nats)" if bracketed else "D_α found (nats)" if searched else "D_α (nats)",
+                     justify="right", overflow="fold")
     if searched:
         table.add_column("certified ≤", justify="right")
     table.add_column("x", justify="right")
     table.add_column("x′", justify="right")
-    if searched:
+    if searched and first["n"] > 1:
         table.add_column("others")
     elif first["n"] > 1:
         table.add_column("k others at +c", justify="right")
     for r in records:
-        value = r.get("divergence_digits", number(r["divergence"]))
+        value = number(r["divergence"]) if bracketed else r.get("divergence_digits", number(r["divergence"]))
         row = [alpha_text(r["alpha"]), "+∞" if value == "inf" else value]
         if searched:
             row.append(number(r["certified_upper"]))
         row += [number(r["x"]), number(r["x_prime"])]
-        if searched:
+        if searched and first["n"] > 1:
             row.append(", ".join(f"{count} × {number(value)}" for value, count in r["others"]))
         elif first["n"] > 1:
             row.append(str(r["others_plus"]))
         table.add_row(*row)
     header = [title(mechanism), f"{clients}; {engine}", f"neighbours {first['protocol']}"]
     notes = []
-    if searched:
+    if bracketed:
+        notes.append(f"noise windowed (tail mass ≤ 10^{first['log10_tail_mass']:.1f}): the true D_α lies in the "
+                     "certified bracket [D_α ≥, certified ≤]; the upper end loosens above --cover")
+    if searched and "search" in first and first["n"] > 1:
         header.append(f"search: {first['search']}; certified upper bound: {first['certificate']}")
         if any(not r["certified_upper"] <= r["divergence"] * (1 + 1e-9) for r in records):
             notes.append("the true worst case lies in [found, certified]; account and calibrate use the certified bound")

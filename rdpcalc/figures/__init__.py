@@ -37,9 +37,9 @@ class FigureSpec:
 
 def registry() -> dict[str, FigureSpec]:
     """All figures by id, in the order of the papers."""
-    from . import corbin, fl, layered, qgauss, qmgeo, rqm
+    from . import corbin, fl, frontier, layered, qgauss, qmgeo, rqm
 
-    specs = [*rqm.SPECS, *qgauss.SPECS, *qmgeo.SPECS, *corbin.SPECS, *layered.SPECS, *fl.SPECS]
+    specs = [*rqm.SPECS, *qgauss.SPECS, *qmgeo.SPECS, *corbin.SPECS, *layered.SPECS, *frontier.SPECS, *fl.SPECS]
     return {spec.id: spec for spec in specs}
 
 

@@ -12,7 +12,6 @@ privacy loss distribution.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 

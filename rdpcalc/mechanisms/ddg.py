@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 
 import mpmath
 
@@ -47,7 +47,7 @@ class DistributedDiscreteGaussian(RoundedNoise):
         Param("gamma", "number", "grid step γ > 0: inputs are rounded (without bias) to multiples of γ", low=0,
               low_open=True),
         Param("sigma", "number", "noise scale σ > 0 (input units): each client adds N_Z(0, (σ/γ)²) on the grid",
-              low=0, low_open=True, solve=SolveRange(1e-2, 1e2, log=True, relative_to="c")),
+              low=0, low_open=True, solve=SolveRange(0.05, 200, log=True, relative_to="gamma")),
         *window_params(),
         bits_param(),
     )

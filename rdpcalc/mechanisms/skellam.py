@@ -19,8 +19,8 @@ import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from .base import Bound, Param, SolveRange, bits_param
 from ..numerics.fast import logsumexp
+from .base import Bound, Param, SolveRange, bits_param
 from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, sum_worst_targets, window_params
 
 #: the most terms :meth:`Skellam.log_tail_sum` adds before its geometric remainder applies
@@ -48,7 +48,7 @@ class Skellam(RoundedNoise):
         Param("gamma", "number", "grid step γ > 0: inputs are rounded (without bias) to multiples of γ", low=0,
               low_open=True),
         Param("mu", "number", "Skellam parameter μ > 0 (grid units): each client adds Poisson(μ) − Poisson(μ), "
-              "variance 2μ", low=0, low_open=True, solve=SolveRange(1e-2, 1e7, log=True)),
+              "variance 2μ", low=0, low_open=True, solve=SolveRange(1e-2, 2e4, log=True)),
         *window_params(),
         bits_param(),
     )
