@@ -33,6 +33,9 @@ VALID = {
     "qgauss": {("--sigma",): "1", ("--levels", "--k"): "4", ("--clip",): "1"},
     "qmgeo": {("--levels", "--R"): "6", ("--p",): "0.5", ("--c", "--w-max"): "1"},
     "corbin": {("--eps-p",): "1", ("--shared-bits", "--d"): "2"},
+    "ddg": {("--c",): "1", ("--gamma",): "0.25", ("--sigma",): "0.5"},
+    "skellam": {("--c",): "1", ("--gamma",): "0.25", ("--mu",): "4"},
+    "binomial": {("--c",): "1", ("--gamma",): "0.25", ("--trials",): "16"},
 }
 FORMATS = [None, None, "table", "json", "csv", "tsv", "xml"]
 COMMAND_OPTIONS = {

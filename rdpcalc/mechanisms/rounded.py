@@ -222,7 +222,12 @@ def _window(mechanism: RoundedNoise) -> int:
     reach, alpha, spread = mechanism.reach, float(mechanism.cover), mechanism.noise_deviation()
     covered = math.ceil((2 * alpha - 2) * reach + 2 * reach * math.sqrt(alpha * (alpha - 1)) + 7 * spread)
     with mpmath.workdps(30):
-        return window_for_tail(mechanism.tail_mass_at, mechanism.tail, max(2 * reach + 1, covered))
+        window = window_for_tail(mechanism.tail_mass_at, mechanism.tail, max(2 * reach + 1, covered), MAX_LEVELS)
+    if window is None or window > MAX_LEVELS:
+        raise ParameterError(mechanism.size_parameter(), f"needs a window of outputs wider than ±{MAX_LEVELS} around "
+                                                         "each rounded input: use less noise, a coarser grid "
+                                                         "(larger --gamma), a larger --tail-mass or a smaller --cover")
+    return window
 
 
 @lru_cache(maxsize=256)
@@ -252,15 +257,17 @@ def log_add(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
     return peak + mpmath.log(mpmath.exp(a - peak) + mpmath.exp(b - peak))
 
 
-def window_for_tail(tail_mass_at, tail: Fraction, start: int) -> int:
+def window_for_tail(tail_mass_at, tail: Fraction, start: int, cap: int) -> int | None:
     """The smallest L ≥ ``start`` whose certified tail mass ``tail_mass_at(L)`` is ≤ ``tail``
-    (doubling, then bisection: the bound decreases in L)."""
+    (doubling, then bisection: the bound decreases in L); None if it exceeds ``cap``."""
     target = to_mpf(tail)
     high = max(start, 1)
+    if high > cap:
+        return None
     while tail_mass_at(high) > target:
         high *= 2
-        if high > 1 << 40:
-            raise ArithmeticError("no window reaches the tail mass")
+        if high > 2 * cap:
+            return None
     low = max(start, high // 2) if high > start else start
     if tail_mass_at(low) <= target:
         return low
