@@ -32,11 +32,9 @@ import mpmath
 import numpy as np
 
 from . import accounting as acc
-from .accountant import Accountant, MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import MAX_LEVELS, exact_pmf, log_pmf
-from .runs import _participation
 
 #: standard deviations of the sum's noise that the modular range keeps beside the inputs (ddg, skellam)
 Z_RANGE = 4
@@ -161,12 +159,14 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     if not (target > 0 and math.isfinite(target)):
         raise ParameterError("dp_epsilon", f"must be a finite number > 0, got {dp_epsilon!r}")
     acc.check_delta(dp_delta)
-    bound = Fraction(c) if not isinstance(c, str) else Fraction(c)
+    bound = Fraction(c)
     if bound <= 0:
         raise ParameterError("c", f"must be > 0, got {c!r}")
     unknown = [name for name in mechanisms if name not in DESIGNS]
     if unknown:
         raise ParameterError("mechanisms", f"must be among {', '.join(DESIGNS)}, got {unknown[0]!r}")
+    from .accountant import MechanismEvent
+
     run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer}
     MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=clients, dim=dim,
                    observer=observer, sampling=sampling)  # the run's options checked before any work
@@ -189,6 +189,9 @@ def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, c
     """(ε at ``dp_delta`` of the run, the method): the certified per-round worst case of the sum
     without its wrap-around (an upper bound), composed as a PLD where the observer knows the
     sample, else by the Rényi curve (amplified)."""
+    from .accountant import Accountant, MechanismEvent
+    from .runs import _participation
+
     event = MechanismEvent(replace(mechanism, bits=None), n=n, clients=clients, dim=dim, observer=observer,
                            sampling=sampling)
     count = _participation(None, rounds, observer, event.rate)
@@ -210,14 +213,14 @@ def _compare_one(name: str, n: int, bits: int, c: Fraction, target: float, dp_de
 def _calibrated(design: Design, record: dict, n: int, bits: int, c: Fraction, target: float, dp_delta: float,
                 run: dict, advance: Callable[[], None]) -> dict:
     low, high = design.ends(n, bits, c)
-    cache: dict[float, float] = {}
+    cache: dict[float, tuple[float, str]] = {}  # value → (ε, method): each value is accounted once
 
     def epsilon_at(value: float) -> float:
         if value not in cache:
             mechanism = design.build(value, n, bits, c)
-            cache[value] = math.inf if mechanism is None else run_epsilon(mechanism, dp_delta, n=n, **run)[0]
+            cache[value] = (math.inf, "") if mechanism is None else run_epsilon(mechanism, dp_delta, n=n, **run)
             advance()
-        return cache[value]
+        return cache[value][0]
 
     private_end = high if design.private_high else low
     if design.build(private_end, n, bits, c) is None:
@@ -228,7 +231,8 @@ def _calibrated(design: Design, record: dict, n: int, bits: int, c: Fraction, ta
                                                        f"{epsilon_at(private_end):.6g} > {target:g}"}
     value = bracket if not isinstance(bracket, tuple) else _solve(epsilon_at, design, *bracket, target)
     mechanism = design.build(value, n, bits, c)
-    epsilon, method = run_epsilon(mechanism, dp_delta, n=n, **run)
+    epsilon_at(value)  # the solver's answer was accounted already
+    epsilon, method = cache[value]
     mse, worst_x, wrap = decoded_sum_error(mechanism, n)
     return {**record, "feasible": True, "value": float(value), "parameters": mechanism.parameters(),
             "epsilon": epsilon, "method": method, "mse": mse, "mse_at": worst_x, "wrap_probability": wrap,
@@ -287,45 +291,27 @@ def decoded_sum_error(mechanism: Mechanism, n: int) -> tuple[float, float, float
     """(the largest MSE of the decoded sum over MSE_INPUTS·c, the input attaining it, the
     probability that the sum wraps around there), all clients at the same input."""
     values = np.array([float(v) for v in mechanism.output_values()])
-    step = values[1] - values[0]
-    offset = values[0]
-    centre = float(n * sum(float(p) for p in _expected_index(mechanism)))
-    modulus = mechanism.modulus
+    step, offset = values[1] - values[0], values[0]  # the decoding is affine in the output index
+    with mpmath.workdps(30):  # the sum's centre: n·E[index] at x = 0
+        centre = float(n * mpmath.fsum(p * i for i, p in enumerate(exact_pmf(mechanism, Fraction(0)))))
     size = n * (mechanism.support_size - 1) + 1
-    length = min(size, modulus) if modulus else size
+    wraps = mechanism.modulus is not None and mechanism.modulus < size
     worst = (-1.0, 0.0, 0.0)
     for share in MSE_INPUTS:
         x = share * mechanism.bound
-        probabilities = np.exp(log_pmf(mechanism, x))
-        folded = np.zeros(length)
-        np.add.at(folded, np.arange(len(probabilities)) % length, probabilities)
-        spectrum = np.fft.rfft(folded, n=length)
-        sum_pmf = np.clip(np.fft.irfft(spectrum**n, n=length), 0, None)
-        residues = np.arange(length)
-        representative = centre + np.mod(residues - centre + length / 2, length) - length / 2
-        if not modulus or modulus >= size:
-            representative = residues.astype(float)
-        decoded = n * offset + step * representative
-        mse = float(np.sum(sum_pmf * (decoded - n * float(x)) ** 2) / np.sum(sum_pmf))
-        wrap = _wrap_probability(mechanism, x, n) if modulus and modulus < size else 0.0
+        sum_pmf = _sum_pmf(np.exp(log_pmf(mechanism, x)), n, size)
+        index = np.arange(size)
+        # the server's reading of the sum: its residue mod M nearest the centre (the sum itself without wrap)
+        read = centre + np.mod(index - centre + mechanism.modulus / 2, mechanism.modulus) - mechanism.modulus / 2 \
+            if wraps else index
+        mse = float(np.sum(sum_pmf * (n * offset + step * read - n * float(x)) ** 2) / np.sum(sum_pmf))
+        wrap = float(np.sum(sum_pmf[read != index]) / np.sum(sum_pmf)) if wraps else 0.0
         if mse > worst[0]:
             worst = (mse, float(x), wrap)
     return worst
 
 
-def _expected_index(mechanism: Mechanism) -> list:
-    """E[index] at x = 0, as the terms p_i·i (the centre of the sum is n times their sum)."""
-    with mpmath.workdps(30):
-        return [p * i for i, p in enumerate(exact_pmf(mechanism, Fraction(0)))]
-
-
-def _wrap_probability(mechanism: Mechanism, x: Fraction, n: int) -> float:
-    """P(the sum leaves the modular range around its centre), from the unwrapped sum's pmf (FFT)."""
-    probabilities = np.exp(log_pmf(mechanism, x))
-    size = n * (mechanism.support_size - 1) + 1
+def _sum_pmf(probabilities: np.ndarray, n: int, size: int) -> np.ndarray:
+    """The pmf of the sum of ``n`` draws (an FFT power: float accuracy, enough for moments)."""
     length = 1 << (size - 1).bit_length()
-    sum_pmf = np.clip(np.fft.irfft(np.fft.rfft(probabilities, n=length) ** n, n=length)[:size], 0, None)
-    centre = float(n * sum(float(p) for p in _expected_index(mechanism)))
-    index = np.arange(size)
-    outside = np.abs(index - centre) >= mechanism.modulus / 2
-    return float(np.sum(sum_pmf[outside]) / np.sum(sum_pmf))
+    return np.clip(np.fft.irfft(np.fft.rfft(probabilities, n=length) ** n, n=length)[:size], 0, None)

@@ -21,7 +21,7 @@ from rdpcalc.backend.samplers import sample
 from rdpcalc.cli import main
 from rdpcalc.numerics import FastEngine
 
-from .oracles import renyi_float
+from .oracles import chi_square_p_value, renyi_float
 
 #: slack for the float64 rounding of the engines' bracket ends: a certified end is a bound on the
 #: true value in exact arithmetic, computed in float64 (a few ulps); far below any real error
@@ -77,28 +77,6 @@ def renyi_shifted(pmf: list, shift: int, alpha: float) -> mpmath.mpf:
     symmetry): log Σ_i pmf[i + shift]^α pmf[i]^{1−α} / (α − 1), α > 1."""
     total = mpmath.fsum(pmf[i + shift] ** alpha * pmf[i] ** (1 - alpha) for i in range(len(pmf) - shift))
     return mpmath.log(total) / (alpha - 1)
-
-
-def chi_square_p(samples: np.ndarray, probabilities: list[float]) -> float:
-    """scipy.stats.chisquare of the counts against the pmf, the least likely outputs pooled until
-    each group expects ≥ 5 draws."""
-    counts = np.bincount(samples, minlength=len(probabilities)).astype(float)
-    assert len(counts) == len(probabilities)
-    expected = np.asarray(probabilities) * len(samples)
-    observed_groups, expected_groups, c_acc, e_acc = [], [], 0.0, 0.0
-    for index in np.argsort(expected, kind="stable"):
-        c_acc += counts[index]
-        e_acc += expected[index]
-        if e_acc >= 5:
-            observed_groups.append(c_acc)
-            expected_groups.append(e_acc)
-            c_acc = e_acc = 0.0
-    observed_groups[-1] += c_acc
-    expected_groups[-1] += e_acc
-    assert len(observed_groups) > 5  # a test with something to test
-    wanted = np.array(expected_groups)
-    wanted *= sum(observed_groups) / wanted.sum()  # the windowed pmf misses ≤ 1e-30 of the mass
-    return float(stats.chisquare(observed_groups, wanted).pvalue)
 
 
 # ---------------------------------------------------------------------------- 1. pmfs
@@ -504,7 +482,7 @@ def test_sampler_matches_the_pmf_by_chi_square(name, params):
         assert draws.min() >= 0 and draws.max() < mech.support_size
         with mpmath.workdps(30):
             probabilities = [float(p) for p in mech.pmf(x)]
-        assert chi_square_p(draws, probabilities) > 1e-4
+        assert chi_square_p_value(draws, probabilities) > 1e-4
 
 
 @pytest.mark.parametrize("name, params", SAMPLED)

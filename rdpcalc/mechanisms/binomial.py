@@ -19,7 +19,7 @@ import mpmath
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Exact, Param, SolveRange, bits_param
-from .rounded import RoundedNoise
+from .rounded import RoundedNoise, grid_params
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,7 @@ class Binomial(RoundedNoise):
              "distributed SGD\", NeurIPS 2018, arXiv:1805.10559")
     EXAMPLE = {"--c": "1", "--gamma": "0.25", "--trials": "256"}
     PARAMS = (
-        Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
-        Param("gamma", "number", "grid step γ > 0: inputs are rounded (without bias) to multiples of γ", low=0,
-              low_open=True),
+        *grid_params(),
         Param("trials", "integer", f"Bernoulli trials N of the noise per client, 1 … {2 * MAX_LEVELS}", low=1,
               high=2 * MAX_LEVELS, solve=SolveRange(1, 2 * MAX_LEVELS, log=True)),
         Param("p", "number", "success probability p of the noise, in (0, 1) (default 1/2)", default="1/2", low=0,

@@ -23,7 +23,15 @@ import mpmath
 
 from ..exactnum import to_mpf
 from .base import Bound, Param, SolveRange, bits_param
-from .rounded import DEFAULT_COVER, DEFAULT_TAIL, RoundedNoise, log_add, sum_worst_targets, window_params
+from .rounded import (
+    DEFAULT_COVER,
+    DEFAULT_TAIL,
+    RoundedNoise,
+    grid_params,
+    log_add,
+    sum_worst_targets,
+    window_params,
+)
 
 
 @dataclass(frozen=True)
@@ -43,9 +51,7 @@ class DistributedDiscreteGaussian(RoundedNoise):
              "Secure Aggregation\", ICML 2021, arXiv:2102.06387")
     EXAMPLE = {"--c": "1", "--gamma": "0.125", "--sigma": "1"}
     PARAMS = (
-        Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
-        Param("gamma", "number", "grid step γ > 0: inputs are rounded (without bias) to multiples of γ", low=0,
-              low_open=True),
+        *grid_params(),
         Param("sigma", "number", "noise scale σ > 0 (input units): each client adds N_Z(0, (σ/γ)²) on the grid",
               low=0, low_open=True, solve=SolveRange(0.05, 200, log=True, relative_to="gamma")),
         *window_params(),

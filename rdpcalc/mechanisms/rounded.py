@@ -280,6 +280,15 @@ def window_for_tail(tail_mass_at, tail: Fraction, start: int, cap: int) -> int |
     return high
 
 
+def grid_params() -> tuple[Param, Param]:
+    """The input range and the grid every rounded-noise mechanism declares first."""
+    return (
+        Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
+        Param("gamma", "number", "grid step γ > 0: inputs are rounded (without bias) to multiples of γ", low=0,
+              low_open=True),
+    )
+
+
 def window_params() -> tuple[Param, Param]:
     """The two parameters that size the window of an unbounded noise (module docstring)."""
     return (
@@ -291,4 +300,5 @@ def window_params() -> tuple[Param, Param]:
     )
 
 
-__all__ = ["DEFAULT_COVER", "DEFAULT_TAIL", "RoundedNoise", "log_add", "sum_worst_targets", "window_for_tail", "window_params"]
+__all__ = ["DEFAULT_COVER", "DEFAULT_TAIL", "RoundedNoise", "grid_params", "log_add", "sum_worst_targets", "window_for_tail",
+           "window_params"]

@@ -21,7 +21,7 @@ import numpy as np
 from ..exactnum import to_mpf
 from ..numerics.fast import logsumexp
 from .base import Bound, Param, SolveRange, bits_param
-from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, sum_worst_targets, window_params
+from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, grid_params, sum_worst_targets, window_params
 
 #: the most terms :meth:`Skellam.log_tail_sum` adds before its geometric remainder applies
 TAIL_TERMS = 2_000
@@ -44,9 +44,7 @@ class Skellam(RoundedNoise):
              "NeurIPS 2021, arXiv:2110.04995")
     EXAMPLE = {"--c": "1", "--gamma": "0.125", "--mu": "32"}
     PARAMS = (
-        Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
-        Param("gamma", "number", "grid step γ > 0: inputs are rounded (without bias) to multiples of γ", low=0,
-              low_open=True),
+        *grid_params(),
         Param("mu", "number", "Skellam parameter μ > 0 (grid units): each client adds Poisson(μ) − Poisson(μ), "
               "variance 2μ", low=0, low_open=True, solve=SolveRange(1e-2, 2e4, log=True)),
         *window_params(),
