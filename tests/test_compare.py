@@ -1,0 +1,71 @@
+"""``rdpcalc compare``: the printed MSE of the decoded sum and the calibrated ε, each computed a
+second way (exact moments, a direct convolution, the ``account`` path)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction as F
+
+import mpmath
+import numpy as np
+import pytest
+
+import rdpcalc
+from rdpcalc.compare import DESIGNS, MSE_INPUTS, compare, decoded_sum_error
+
+
+@pytest.mark.parametrize("name, params, n", [
+    ("rqm", dict(c=1, delta=1, m=6, q="0.42"), 7),
+    ("binomial", dict(c=1, gamma="0.25", trials=12), 9),
+    ("pbm", dict(c=1, theta="0.3", trials=5), 6),
+])
+def test_mse_without_wrap_is_n_times_the_clients_exact_mse(name, params, n):
+    """Unbiased clients, independent, no wrap-around: E[(Σ̂ − nx)²] = n·MSE₁(x), MSE₁ from the exact
+    moments (mpmath); the largest over the inputs of MSE_INPUTS."""
+    mech = rdpcalc.make_mechanism(name, **params)
+    with mpmath.workdps(30):
+        expected = max(n * float(mech.moments(share * mech.bound)["mse"]) for share in MSE_INPUTS)
+    mse, _, wrap = decoded_sum_error(mech, n)
+    assert wrap == 0.0
+    assert mse == pytest.approx(expected, rel=1e-9)
+
+
+def test_mse_with_wrap_matches_a_direct_convolution():
+    """A discrete Gaussian sum that wraps modulo 2^B: the sum's pmf by repeated np.convolve (no FFT),
+    each sum read as the residue nearest the centre, decoded and squared."""
+    mech = rdpcalc.make_mechanism("ddg", c=1, gamma="0.25", sigma="0.5", cover=1, bits=5)
+    n = 6
+    values = [float(v) for v in mech.output_values()]
+    step, offset = values[1] - values[0], values[0]
+    centre = n * (-mech.lowest_output)  # the index of the integer sum 0 (symmetric noise)
+    worst = 0.0
+    for share in MSE_INPUTS:
+        x = share * mech.bound
+        single = np.array([float(p) for p in mech.pmf(x)])
+        total = np.array([1.0])
+        for _ in range(n):
+            total = np.convolve(total, single)
+        index = np.arange(len(total))
+        read = centre + (index - centre + 16) % 32 - 16
+        worst = max(worst, float(np.sum(total * (n * offset + step * read - n * float(x)) ** 2) / total.sum()))
+    mse, _, wrap = decoded_sum_error(mech, n)
+    assert wrap > 1e-6  # the case wraps
+    assert mse == pytest.approx(worst, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["ddg", "binomial", "qgauss"])
+def test_compare_meets_the_target_and_agrees_with_account(name):
+    """The calibrated mechanism's ε is at most the target, equals what ``account`` gives for the same
+    mechanism without its wrap-around, and the solver stopped close to the target (continuous
+    parameters: one step less private misses it)."""
+    n, bits, target = 10, 8, 2.0
+    record = compare(n=n, bits=bits, dp_epsilon=target, mechanisms=[name])[0]
+    assert record["feasible"]
+    assert record["epsilon"] <= target
+    mech = rdpcalc.make_mechanism(name, **{k: v for k, v in record["parameters"].items() if k != "bits"})
+    assert rdpcalc.account(mech, n=n)["epsilon"] == pytest.approx(record["epsilon"], rel=1e-9)
+    design = DESIGNS[name]
+    if not design.integer:
+        step = 0.99 if design.private_high else 1.01
+        less_private = design.build(record["value"] * step, n, bits, F(1))
+        assert rdpcalc.account(replace(less_private, bits=None), n=n)["epsilon"] > target * 0.98
