@@ -575,3 +575,17 @@ def test_cli_bad_values_exit_2_with_one_line(capsys, argv, option):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and option in err
+
+
+def test_bound_shows_a_windowed_noise_as_its_bracket_not_as_exact():
+    """``bound`` for a windowed noise: the 'exact' rows are the bracket's lower end and say so, and
+    the single discrete Gaussian bound αΔ²/(2s²) — the true value itself at integer αΔ — is judged
+    on the bracket (holds where the upper end is below it, which the wide window gives here)."""
+    mech = rdpcalc.make_mechanism("ddg", c=1, gamma="0.25", sigma="0.2")
+    records = rdpcalc.bounds.bound(mech, alphas=[2])
+    exact = [r for r in records if r["kind"] == "exact" and r["alpha"] == 2]
+    assert exact and all("certified lower end" in r["quantity"] and "lies in" in r["note"] for r in exact)
+    single = [r for r in records if r["kind"] == "bound" and r["alpha"] == 2]
+    delta, s = 2 * mech.reach, 0.2 / 0.25
+    assert single[0]["value"] == pytest.approx(2 * delta**2 / (2 * s**2), rel=1e-12)
+    assert "certified bracket" in single[0]["compares"] and single[0]["holds"] is True
