@@ -107,7 +107,7 @@ def plot(records: list[dict], path) -> None:
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_xlabel("ε of one round (δ = 1e-5, certified)")
-        axis.set_ylabel("MSE of the decoded sum (worst input)")
+        axis.set_ylabel("MSE of the decoded sum (worst of x = 0, c/4 … c)")
         axis.set_title(f"n = {n} clients, B = {bits} bits per coordinate")
         axis.legend(fontsize=7)
     save(fig, path)
