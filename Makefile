@@ -1,5 +1,5 @@
 # rdpcalc — set-up and everyday commands.
-#   make test      create .venv (unless a virtualenv is active), install with the dev and fl extras, run pytest
+#   make test      create .venv (unless a virtualenv is active), install with the dev, fl and distributed extras, run pytest
 #   make figures   install, then regenerate every figure under figures/
 #   make bench     install, then run the benchmarks (bench/results.md)
 #   make lint      ruff
@@ -18,7 +18,7 @@ $(PYTHON):
 
 $(STAMP): pyproject.toml | $(PYTHON)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -e '.[dev,fl]'
+	$(PYTHON) -m pip install --quiet -e '.[dev,fl,distributed]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -704,6 +704,83 @@ def compare_command():
                              "rdpcalc compare --n 100 --bits 14 --dp-epsilon 4 --rounds 50 --csv compare.csv"])}
 
 
+def sweep_command():
+    options = [Opt("spec", "The sweep: a TOML file of [[task]] tables (command, mechanism, fixed, grid, points).",
+                   argument=True, metavar="SPEC.toml"),
+               Opt("output", "The table: FILE.csv or FILE.parquet (default: SPEC's name with .csv, in the current "
+                             "folder).", metavar="FILE", panel="Output"),
+               Opt("resume", "Finish an interrupted sweep: run only the points its journal (FILE.journal) lacks.",
+                   kind=bool, panel="Output"),
+               Opt("checkpoint", "Rewrite the table from the journal every SECONDS while the sweep runs, > 0.",
+                   kind=float, default=30.0, metavar="SECONDS", panel="Output"),
+               Opt("quiet", "No progress bar or summary on stderr.", kind=bool, option="--quiet", panel="Output"),
+               Opt("scheduler", "Run on an existing dask.distributed cluster: its scheduler's address.",
+                   metavar="tcp://HOST:PORT", panel="Execution"),
+               Opt("workers", "Worker processes of the embedded LocalCluster, ≥ 1 (default: one per core).", kind=int,
+                   panel="Execution"),
+               Opt("serial", "Run every point in this process, one after the other (no dask).", kind=bool,
+                   panel="Execution")]
+
+    def body(spec: str, output: str | None, resume: bool, checkpoint: float, quiet: bool, scheduler: str | None,
+             workers: int | None, serial: bool) -> None:
+        from .. import sweep
+
+        render.QUIET["on"] = quiet
+        if not checkpoint > 0:
+            raise ParameterError("checkpoint", f"must be > 0 seconds, got {checkpoint!r}")
+        if workers is not None and workers < 1:
+            raise ParameterError("workers", f"must be an integer ≥ 1, got {workers!r}")
+        chosen = [name for name, on in (("serial", serial), ("scheduler", scheduler is not None),
+                                        ("workers", workers is not None)) if on]
+        if serial and len(chosen) > 1:
+            raise ParameterError(chosen[1], "cannot be combined with --serial")
+        if scheduler is not None:
+            if workers is not None:
+                raise ParameterError("workers", "sizes the embedded LocalCluster: it cannot be combined with --scheduler")
+            sweep.check_scheduler(scheduler)
+        if not serial:
+            _require_distributed()
+        points = sweep.load_spec(spec)
+        target = Path(output) if output is not None else Path(Path(spec).stem + ".csv")
+        check_output_file(target, "output")
+        check_output_file(sweep.journal_path(target), "output")
+        if sweep.table_format(target) == "parquet":
+            _require_module("pyarrow", "Parquet output")
+        with render.progress("sweep") as progress:
+            outcome = sweep.run_sweep(points, target, resume=resume, serial=serial, scheduler=scheduler,
+                                      workers=workers, checkpoint=checkpoint, progress=progress)
+        if not quiet:
+            where = "in this process" if serial else f"on {scheduler}" if scheduler else "on a LocalCluster"
+            text = (f"wrote {target}: {outcome.rows} rows from {outcome.points} points ({outcome.ran} run {where}"
+                    + (f", {outcome.resumed} from the journal" if outcome.resumed else "") + ")")
+            print(f"rdpcalc: {text}", file=sys.stderr)
+            if outcome.failed:
+                print(f"rdpcalc: note: {outcome.failed} point{'s' if outcome.failed > 1 else ''} failed: see the "
+                      "table's error column", file=sys.stderr)
+
+    return command(body, options), {
+        "help": "Run a grid of divergence, bound, account, calibrate, compare, pmf or moments computations from a TOML "
+                "spec into one tidy CSV/Parquet table (one row per record, the parameters as param_* columns), on "
+                "dask.distributed: an embedded LocalCluster by default, or --scheduler for a cluster. The table "
+                "grows as points finish; --resume finishes a sweep that was stopped.",
+        "epilog": _examples(["rdpcalc sweep sweep.toml --output sweep.csv",
+                             "rdpcalc sweep sweep.toml --output sweep.parquet --workers 2",
+                             "rdpcalc sweep sweep.toml --output sweep.csv --resume",
+                             "rdpcalc sweep sweep.toml --scheduler tcp://10.0.0.5:8786",
+                             "rdpcalc sweep sweep.toml --serial"])}
+
+
+def _require_distributed() -> None:
+    _require_module("distributed", "a sweep on dask (or use --serial)", "distributed")
+
+
+def _require_module(module: str, what: str, extra: str = "distributed") -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ParameterError("spec", f"{what} needs {module}: pip install 'rdpcalc[{extra}]'")
+
+
 def mechanisms_command():
     options = [*output_options("mechanisms")]
 
@@ -790,6 +867,8 @@ def build_app():
     app.add_typer(bits, name="bits", rich_help_panel=ANALYSIS)
     function, texts = compare_command()
     app.command("compare", rich_help_panel=ACCOUNTING, **texts)(function)
+    function, texts = sweep_command()
+    app.command("sweep", rich_help_panel=REPORTS, **texts)(function)
     for name, factory in (("mechanisms", mechanisms_command), ("claims", claims_command), ("figures", figures_command),
                           ("fl", fl_command)):
         function, texts = factory()

@@ -38,7 +38,8 @@ class Opt:
     ``bool`` for a flag, or a tuple of choices), ``default`` applied when it is not given
     (``show`` overrides how help shows it), ``multiple`` for a repeatable option, ``aliases``
     documented alternative spellings (a paper's symbol), ``deprecated`` old spellings that
-    still work with a hint, ``panel`` the help section, ``required`` marks it."""
+    still work with a hint, ``panel`` the help section, ``required`` marks it; ``argument``
+    makes it a positional argument named by its ``metavar``."""
 
     name: str
     help: str
@@ -53,9 +54,12 @@ class Opt:
     metavar: str | None = None
     show: str | None = None
     hidden: bool = False
+    argument: bool = False
 
     @property
     def spelling(self) -> str:
+        if self.argument:
+            return self.metavar or self.name.upper()
         return self.option or "--" + self.name.replace("_", "-")
 
     def described(self) -> str:
@@ -130,6 +134,9 @@ def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool =
     # refuse the deprecated spelling alone), the others by click, which marks them in the help
     enforced = opt.required and not opt.deprecated and not deprecated
     text = escape(opt.help + (" [required]" if opt.required and not enforced and not deprecated else ""))
+    if opt.argument:
+        info = typer.Argument(..., help=text, metavar=opt.spelling, show_default=False)
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
     info = typer.Option(... if enforced else default, *spellings, help=text, rich_help_panel=opt.panel,
                         show_default=show_default, metavar=opt.metavar, hidden=opt.hidden or deprecated)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
@@ -183,7 +190,7 @@ def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., 
         QUIET["on"] = bool(values.get("quiet"))
         given = {opt.name for opt in options if _given(opt.name)}
         for opt in options:
-            if not opt.multiple:
+            if not opt.multiple and not opt.argument:
                 _check_given_once(opt)
         for key, (opt, spelling) in old_spellings.items():
             value = values.pop(key)

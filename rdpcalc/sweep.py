@@ -1,0 +1,535 @@
+"""Parameter sweeps: a grid (or list) of rdpcalc computations as one tidy table, run on a
+dask.distributed cluster.
+
+**The spec** is a TOML file of ``[[task]]`` tables; each expands into *points*, one call of the
+Python API each::
+
+    [[task]]
+    name = "rqm-over-n"            # optional (default task1, task2, …)
+    command = "divergence"         # divergence, bound, account, calibrate, compare, pmf, moments
+    mechanism = "rqm"              # every command but compare (may also be a grid axis)
+    fixed = { c = 1, delta = 1, q = 0.42, alphas = [1, 2, 10, "inf"] }
+    grid = { m = [8, 16], n = [10, 100] }                  # the cartesian product of the lists
+    points = [{ neighbours = "pm-c" }, { neighbours = "worst" }]   # a list, crossed with the grid
+
+Keys are the Python API's keywords (the papers' symbols: ``m``, ``delta`` for RQM's Δ,
+``dp_delta`` for the δ of (ε, δ)); a value is anything the API takes (a list stays one value in
+``fixed`` and ``points``: ``alphas`` above). The points of a task are the grid's product (in
+the order its keys are written, the last one fastest) crossed with ``points`` (default: one
+empty point), each with ``fixed``. Before anything runs, every point's keys are checked against
+its command and mechanism and every mechanism is built, so a bad spec is refused naming the key
+(``task[2].grid.q``).
+
+**The table** has one row per record: ``point`` (the point's place in the spec), ``task``,
+``command``, ``mechanism``, the point's parameters as ``param_<key>`` columns, then the record's
+own fields, and ``error`` where the point failed (a parameter the API refused at run time, a
+memory refusal: the sweep goes on). Rows are sorted by point, so a sweep's table does not depend
+on the order in which points finished or on where they ran. Floats are written with 12
+significant digits (the engines' accuracy), lists and dicts as JSON text; CSV (``inf`` spelled
+"inf") or Parquet (by the output's suffix).
+
+**Incremental and resumable.** Each finished point is appended to a journal beside the table
+(``<table>.journal``, one JSON line per point) and flushed at once; the table is rewritten from
+the journal (atomically: a reader never sees a partial file) every ``checkpoint`` seconds and at
+the end, when the journal is removed. A killed sweep leaves its journal, and ``resume`` runs only
+the points it lacks (a line cut short by the kill is dropped).
+
+**Execution.** By default an embedded ``LocalCluster`` of worker processes (one per core, one
+thread each, as numpy and the engines are single-threaded per point); ``scheduler`` runs on an
+existing cluster (``dask scheduler`` / ``dask worker tcp://…``); ``serial`` in this process,
+without dask. A point is a pure function of its parameters, so the records are the same
+wherever it ran; a worker that dies mid-point loses nothing: the scheduler runs the point again
+on another worker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import json
+import math
+import os
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ParameterError
+
+#: the commands a sweep runs, by name
+COMMANDS = ("divergence", "bound", "account", "calibrate", "compare", "pmf", "moments")
+#: the keys of a task table
+TASK_KEYS = ("name", "command", "mechanism", "fixed", "grid", "points")
+#: the most points one spec may expand to
+MAX_POINTS = 1_000_000
+#: significant digits of the floats in the table
+DIGITS = 12
+#: the default number of seconds between two rewrites of the table
+CHECKPOINT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """One computation of a sweep: its place, its task, the command, the mechanism (None for
+    compare) and the parameters (API keywords → values, in the spec's order)."""
+
+    index: int
+    task: str
+    command: str
+    mechanism: str | None
+    params: dict
+
+    @property
+    def key(self) -> str:
+        """The point's identity across runs (resume): its command, mechanism and parameters."""
+        text = json.dumps([self.command, self.mechanism, self.params], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+# ----------------------------------------------------------------------------- the spec
+def load_spec(path: str | os.PathLike) -> list[Point]:
+    """The points of the spec file at ``path``, checked (module docstring); a bad file raises
+    :class:`ParameterError` naming ``spec`` and, in the message, the key."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ParameterError("spec", f"no such file: {os.fspath(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ParameterError("spec", f"cannot read {os.fspath(path)!r}: {error}") from None
+    try:
+        spec = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ParameterError("spec", f"is not valid TOML: {error}") from None
+    return expand(spec)
+
+
+def expand(spec: dict) -> list[Point]:
+    """The points of a parsed spec (see :func:`load_spec`)."""
+    unknown = sorted(set(spec) - {"task"})
+    if unknown:
+        raise _spec_error(unknown[0], "is not a key of a sweep spec: it holds [[task]] tables")
+    tasks = spec.get("task")
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(task, dict) for task in tasks):
+        raise _spec_error("task", "must be one or more [[task]] tables")
+    points: list[Point] = []
+    names: set[str] = set()
+    for number, task in enumerate(tasks, start=1):
+        where = f"task[{number}]"
+        name = task.get("name", f"task{number}")
+        if not isinstance(name, str) or not name:
+            raise _spec_error(f"{where}.name", f"must be a non-empty string, got {name!r}")
+        if name in names:
+            raise _spec_error(f"{where}.name", f"{name!r} names two tasks")
+        names.add(name)
+        points += _task_points(task, where, name, len(points))
+        if len(points) > MAX_POINTS:
+            raise _spec_error(where, f"the spec expands to more than {MAX_POINTS} points")
+    return points
+
+
+def _task_points(task: dict, where: str, name: str, start: int) -> list[Point]:
+    unknown = sorted(set(task) - set(TASK_KEYS))
+    if unknown:
+        raise _spec_error(f"{where}.{unknown[0]}", f"is not a key of a task (keys: {', '.join(TASK_KEYS)})")
+    command = task.get("command")
+    if command not in COMMANDS:
+        raise _spec_error(f"{where}.command", f"must be one of {', '.join(COMMANDS)}, got {command!r}")
+    fixed = _table(task, "fixed", where)
+    grid = _table(task, "grid", where)
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise _spec_error(f"{where}.grid.{key}", f"must be a non-empty list of values, got {values!r}")
+    listed = task.get("points", [{}])
+    if not isinstance(listed, list) or not listed or not all(isinstance(item, dict) for item in listed):
+        raise _spec_error(f"{where}.points", "must be a non-empty list of tables ({ key = value, … })")
+    origin = {key: f"{where}.fixed.{key}" for key in fixed} | {key: f"{where}.grid.{key}" for key in grid}
+    if "mechanism" in task:
+        origin["mechanism"] = f"{where}.mechanism"
+    both = sorted(set(fixed) & set(grid))
+    if both:
+        raise _spec_error(f"{where}.grid.{both[0]}", "is also in fixed: give it in one place")
+    count = math.prod(len(values) for values in grid.values()) * len(listed)
+    if start + count > MAX_POINTS:
+        raise _spec_error(where, f"the spec expands to more than {MAX_POINTS} points")
+    points = []
+    for combination in itertools.product(*grid.values()):
+        for item_number, item in enumerate(listed, start=1):
+            clash = sorted((set(item) & (set(fixed) | set(grid))) | ({"mechanism"} & set(item) & set(task)))
+            if clash:
+                raise _spec_error(f"{where}.points[{item_number}].{clash[0]}", "is also in fixed, grid or the task")
+            params = {**fixed, **dict(zip(grid, combination)), **item}
+            places = origin | {key: f"{where}.points[{item_number}].{key}" for key in item}
+            mechanism = params.pop("mechanism", task.get("mechanism"))
+            point = Point(start + len(points), name, command, mechanism, params)
+            check_point(point, places, where)
+            points.append(point)
+    return points
+
+
+def _table(task: dict, key: str, where: str) -> dict:
+    value = task.get(key, {})
+    if not isinstance(value, dict):
+        raise _spec_error(f"{where}.{key}", f"must be a table ({{ key = value, … }}), got {value!r}")
+    return value
+
+
+def _spec_error(key: str, message: str) -> ParameterError:
+    return ParameterError("spec", f"{key}: {message}")
+
+
+def check_point(point: Point, places: dict[str, str], where: str) -> None:
+    """Refuse a point whose keys its command and mechanism do not take, or whose mechanism
+    cannot be built, naming the key where the spec gives it (``places``: key → its place) or,
+    for a key left out, the task (``where``)."""
+    from .mechanisms import MECHANISMS
+
+    def refuse(key: str, message: str) -> ParameterError:
+        message = message.replace("`", "")
+        return _spec_error(places[key], message) if key in places else _spec_error(where, f"{key} {message}")
+
+    if point.command == "compare":
+        if point.mechanism is not None:
+            raise refuse("mechanism", "compare takes no mechanism (it compares several: give `mechanisms`)")
+    elif point.mechanism not in MECHANISMS:
+        raise refuse("mechanism", f"must be one of {', '.join(MECHANISMS)}, got {point.mechanism!r}")
+    declared = _mechanism_keys(point)
+    allowed = declared | _keywords(point)
+    for key in point.params:
+        if key not in allowed:
+            what = point.command + (f" or {point.mechanism}" if point.mechanism else "")
+            raise refuse(key, f"is not a parameter of {what} (parameters: {', '.join(sorted(allowed))})")
+    if point.command == "compare":
+        return
+    try:
+        _build(point, declared)
+    except ParameterError as error:
+        raise refuse(error.parameter, error.message) from None
+
+
+def _mechanism_keys(point: Point) -> set[str]:
+    from .mechanisms import MECHANISMS
+
+    if point.command == "compare":
+        return set()
+    return {param.name for param in MECHANISMS[point.mechanism].PARAMS}
+
+
+def _keywords(point: Point) -> set[str]:
+    """The keywords a command's API function takes besides the mechanism's parameters."""
+    from . import bounds, compare, queries, runs
+    from .mechanisms import MECHANISMS
+
+    def names(function) -> set[str]:
+        return {name for name, parameter in inspect.signature(function).parameters.items()
+                if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress"}
+
+    if point.command == "account":
+        return names(runs.account) | names(runs.account_run)
+    if point.command == "calibrate":
+        return (names(runs.calibrate) - {"params"}) | names(runs.account) | names(runs.account_run)
+    if point.command == "bound":
+        return names(bounds.bound) | {param.name for param in MECHANISMS[point.mechanism].BOUND_PARAMS}
+    function = {"divergence": queries.divergence, "pmf": queries.pmf, "moments": queries.moments,
+                "compare": compare.compare}[point.command]
+    return names(function)
+
+
+def _build(point: Point, declared: set[str]):
+    """The mechanism of a point (for calibrate, its parameters checked with the solved one left out)."""
+    from . import queries, runs
+
+    mechanism_params = {key: value for key, value in point.params.items() if key in declared}
+    if point.command == "calibrate":
+        solve = point.params.get("solve")
+        if not isinstance(solve, str):
+            raise ParameterError("solve", f"must name the parameter to solve for, got {solve!r}")
+        runs._calibrate_params(point.mechanism, solve, mechanism_params)
+        return None
+    return queries.make_mechanism(point.mechanism, **mechanism_params)
+
+
+# ----------------------------------------------------------------------------- one point
+def run_point(command: str, mechanism: str | None, params: dict) -> list[dict]:
+    """The records of one point: the API call of ``command`` on ``mechanism`` with ``params``,
+    each record's values made plain (Python numbers, ±inf kept as floats, lists and dicts
+    nested). A failure is one record ``{"error": …}``: the sweep records it and goes on. Runs
+    on a worker: imports what it needs."""
+    point = Point(0, "", command, mechanism, params)
+    try:
+        records = _call(point)
+    except ParameterError as error:
+        return [{"error": f"{error.parameter}: {error.message.replace('`', '')}"}]
+    except MemoryError as error:
+        return [{"error": f"MemoryError: {error}"}]
+    except Exception as error:  # noqa: BLE001 - recorded in the table, the sweep goes on
+        return [{"error": f"{type(error).__name__}: {error}"}]
+    return [_python(record) for record in records]
+
+
+def _call(point: Point) -> list[dict]:
+    from . import bounds, compare, queries, runs
+
+    if point.command == "compare":
+        return compare.compare(**point.params)
+    declared = _mechanism_keys(point)
+    mechanism_params = {key: value for key, value in point.params.items() if key in declared}
+    options = {key: value for key, value in point.params.items() if key not in declared}
+    if point.command == "calibrate":
+        return [runs.calibrate(point.mechanism, params=mechanism_params, **options)]
+    mechanism = queries.make_mechanism(point.mechanism, **mechanism_params)
+    function = {"divergence": queries.divergence, "bound": bounds.bound, "account": runs.account,
+                "pmf": queries.pmf, "moments": queries.moments}[point.command]
+    result = function(mechanism, **options)
+    return result if isinstance(result, list) else [result]
+
+
+def _python(value):
+    """``value`` with numpy scalars and Fractions as Python numbers, tuples as lists (±inf kept)."""
+    if isinstance(value, dict):
+        return {str(key): _python(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_python(item) for item in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Fraction):
+        return float(value)
+    return value
+
+
+# ----------------------------------------------------------------------------- the journal
+def journal_path(table: Path) -> Path:
+    return table.with_name(table.name + ".journal")
+
+
+def read_journal(path: Path) -> dict[str, list[dict]]:
+    """The points a journal holds (key → rows); a last line cut short by a kill is dropped (and
+    cut from the file, so that appending goes on from a whole line)."""
+    done: dict[str, list[dict]] = {}
+    if not path.exists():
+        return done
+    data = path.read_bytes()
+    whole = data[: data.rfind(b"\n") + 1]
+    for line in whole.decode("utf-8").splitlines():
+        entry = json.loads(line)
+        done[entry["key"]] = entry["rows"]
+    if len(whole) < len(data):
+        with path.open("r+b") as handle:
+            handle.truncate(len(whole))
+    return done
+
+
+class Journal:
+    """Append-only record of the finished points: one JSON line each, flushed and synced."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.handle = path.open("a", encoding="utf-8")
+
+    def add(self, point: Point, rows: list[dict]) -> None:
+        self.handle.write(json.dumps({"key": point.key, "point": point.index, "rows": rows}) + "\n")
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+# ----------------------------------------------------------------------------- the table
+def table_rows(points: Sequence[Point], done: dict[str, list[dict]]) -> list[dict]:
+    """The tidy rows of the finished points, in spec order (module docstring)."""
+    rows = []
+    for point in points:
+        if point.key not in done:
+            continue
+        head = {"point": point.index, "task": point.task, "command": point.command, "mechanism": point.mechanism}
+        head |= {f"param_{key}": _rounded(value) for key, value in point.params.items()}
+        for record in done[point.key]:
+            rows.append(head | {key: _rounded(value) for key, value in record.items()})
+    return rows
+
+
+def _rounded(value):
+    """Floats to DIGITS significant digits (at any depth), so a table is the same on any CPU."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.{DIGITS}g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
+
+
+def _ordered_columns(rows: list[dict]) -> list[str]:
+    """The columns: the point's, its parameters, the records' fields, and ``error`` last."""
+    from .io import columns
+
+    names = columns(rows)
+    head = ["point", "task", "command", "mechanism"]
+    params = [name for name in names if name.startswith("param_")]
+    fields = [name for name in names if name not in head and name not in params and name != "error"]
+    return head + params + fields + (["error"] if "error" in names else [])
+
+
+def table_bytes(rows: list[dict], form: str) -> bytes:
+    """The table as CSV or Parquet bytes."""
+    names = _ordered_columns(rows)
+    if form == "csv":
+        from .io import to_csv
+
+        return to_csv([{name: row.get(name) for name in names} for row in rows]).encode("utf-8")
+    return _parquet(rows, names)
+
+
+def _parquet(rows: list[dict], names: list[str]) -> bytes:
+    """Parquet: a column of numbers is float64 (int64 when every value is an int), of booleans
+    boolean, anything else text (lists and dicts as JSON); missing values are nulls."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .io import json_text
+
+    arrays = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        present = [value for value in values if value is not None]
+        if present and all(isinstance(value, bool) for value in present):
+            arrays[name] = pa.array(values, type=pa.bool_())
+        elif present and all(isinstance(value, int) and not isinstance(value, bool) for value in present):
+            arrays[name] = pa.array(values, type=pa.int64())
+        elif present and all(isinstance(value, int | float) and not isinstance(value, bool) for value in present):
+            arrays[name] = pa.array([None if value is None else float(value) for value in values], type=pa.float64())
+        else:
+            arrays[name] = pa.array([None if value is None else value if isinstance(value, str) else
+                                     json_text(value, indent=None) for value in values], type=pa.string())
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(arrays), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def table_format(path: Path) -> str:
+    """``parquet`` for a .parquet or .pq file, else ``csv``."""
+    return "parquet" if path.suffix.lower() in (".parquet", ".pq") else "csv"
+
+
+# ----------------------------------------------------------------------------- running
+@dataclass
+class Outcome:
+    """What a sweep did: points in all, run now, taken from the journal, failed; rows written."""
+
+    points: int
+    ran: int
+    resumed: int
+    failed: int
+    rows: int
+
+
+def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, serial: bool = False,
+              scheduler: str | None = None, workers: int | None = None, checkpoint: float = CHECKPOINT_SECONDS,
+              progress: Callable[[int, int], None] | None = None) -> Outcome:
+    """Run the points not yet in the journal (all of them, without ``resume``), appending each
+    to the journal as it finishes and rewriting the table every ``checkpoint`` seconds; at the
+    end write the table and remove the journal. ``serial``: in this process; else on the
+    cluster at ``scheduler`` or, by default, on a LocalCluster of ``workers`` processes (default:
+    the cores)."""
+    from .io import write_atomic
+
+    form = table_format(output)
+    journal_file = journal_path(output)
+    if journal_file.exists() and not resume:
+        raise ParameterError("output", f"an interrupted sweep left {str(journal_file)!r}: add --resume to finish it, "
+                                       "or remove that file to start again")
+    done = read_journal(journal_file) if resume else {}
+    wanted = {point.key for point in points}
+    resumed = len(wanted & set(done))
+    todo = [point for point in points if point.key not in done]
+    created = not journal_file.exists()
+    journal = Journal(journal_file)
+    last_write = [time.monotonic()]
+    count = [resumed]
+
+    def write_table() -> None:
+        write_atomic(output, table_bytes(table_rows(points, done), form))
+        last_write[0] = time.monotonic()
+
+    def finished(point: Point, rows: list[dict]) -> None:
+        journal.add(point, rows)
+        done[point.key] = rows
+        count[0] += 1
+        if progress is not None:
+            progress(count[0], len(points))
+        if time.monotonic() - last_write[0] >= checkpoint:
+            write_table()
+
+    try:
+        if progress is not None:
+            progress(resumed, len(points))
+        if serial:
+            for point in todo:
+                finished(point, run_point(point.command, point.mechanism, point.params))
+        elif todo:
+            _run_on_cluster(todo, finished, scheduler, workers)
+        write_table()
+    except BaseException:
+        journal.close()
+        if created and journal_file.stat().st_size == 0:  # nothing finished: nothing to resume
+            journal_file.unlink()
+        raise
+    journal.close()
+    journal_file.unlink()
+    failed = sum(any("error" in row for row in done[key]) for key in wanted)
+    return Outcome(len(points), len(todo), resumed, failed, len(table_rows(points, done)))
+
+
+def _run_on_cluster(points: Sequence[Point], finished: Callable[[Point, list[dict]], None], scheduler: str | None,
+                    workers: int | None) -> None:
+    """Submit every point to dask.distributed and hand each result to ``finished`` as it comes
+    (the caller's process writes the journal). A point whose workers kept dying (dask's
+    ``allowed-failures``) is recorded as failed."""
+    import logging
+
+    from dask.distributed import Client, LocalCluster, as_completed
+    from distributed import KilledWorker
+
+    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker", "distributed.core",
+                 "distributed.comm", "distributed.client"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    try:
+        try:
+            client = Client(cluster if cluster is not None else scheduler, timeout="20s")
+        except (OSError, TimeoutError) as error:
+            raise ParameterError("scheduler", f"cannot reach the scheduler at {scheduler}: {error}") from None
+        with client:
+            by_future = {}
+            for point in points:
+                future = client.submit(run_point, point.command, point.mechanism, point.params, pure=False,
+                                       key=f"rdpcalc-sweep-{point.index}-{point.key}")
+                by_future[future] = point
+            for future in as_completed(by_future):
+                point = by_future[future]
+                try:
+                    rows = future.result()
+                except KilledWorker:
+                    rows = [{"error": "the workers running this point kept dying (out of memory?)"}]
+                finished(point, rows)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def check_scheduler(address: str) -> str:
+    """``address`` if it reads as a scheduler address (tcp://HOST:PORT or tls://HOST:PORT),
+    else :class:`ParameterError`."""
+    protocol, _, rest = address.partition("://")
+    host, _, port = rest.rpartition(":")
+    if protocol not in ("tcp", "tls") or not host or not port.isdigit():
+        raise ParameterError("scheduler", f"must be an address like tcp://HOST:PORT, got {address!r}")
+    return address
