@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import resources, worstcase
+from . import kfamily, resources, worstcase
 from .errors import ParameterError
 from .exactnum import fmt
 from .mechanisms import Mechanism
@@ -120,9 +120,14 @@ def choose_neighbours(
     if searched and n > worstcase.SEARCH_MAX_N:
         raise ParameterError("n", f"the worst-case search runs up to n = {worstcase.SEARCH_MAX_N}; use `neighbours` "
                                   f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or `others_plus` for one configuration")
-    if protocol in ("worst", "pm-c") and k is None and n > WORST_MAX_N:
-        raise ParameterError("n", f"the worst case over k computes n sums of n clients: n ≤ {WORST_MAX_N}; "
-                                  "give `others_plus` (or `neighbours` paper) for one configuration up to 10⁶")
+    windowed = protocol == "pm-c" and k is None and x is None
+    if protocol in ("worst", "pm-c") and k is None and n > (kfamily.MAX_N if windowed else WORST_MAX_N):
+        if windowed:
+            raise ParameterError("n", f"the worst case over k runs up to n = {kfamily.MAX_N}; give `others_plus` "
+                                      "(or `neighbours` paper) for one configuration up to 10⁶")
+        raise ParameterError("n", f"the worst case over k for a given pair computes n sums of n clients: n ≤ "
+                                  f"{WORST_MAX_N}; use `neighbours` pm-c (both pairs ±c, up to n = {kfamily.MAX_N}) or "
+                                  "give `others_plus` for one configuration up to 10⁶")
     if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
         raise ParameterError(inputs_text.split(":")[0] or "grid",
                              "searches input pairs of one client: use it with `n` = 1 and without `x`, `others_plus` or "
@@ -214,6 +219,8 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
     k = 3: 47 / 56; m = 512: 22 / 25 (tests/test_resources.py checks a few)."""
     if neighbours.protocol == "worst" and n > 1:
         return worstcase.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
+    if windowed_family(neighbours, n):
+        return kfamily.window_costs(mechanism, n, orders)
     outputs = mechanism.support_size
     size = n * (outputs - 1) + 1
     pairs = len(neighbours.pairs)
@@ -283,6 +290,12 @@ def divergences(
         return [DivergencePoint(alpha, value, precise, configuration, upper, found.search, found.certificate)
                 for alpha, value, precise, configuration, upper
                 in zip(alphas, found.values, found.precise, found.attained, found.upper, strict=True)]
+    if windowed_family(neighbours, n):
+        if engine.name != "fast":
+            raise ParameterError("engine", f"the worst case over k beyond n = {WORST_MAX_N} runs in the fast engine only")
+        return [DivergencePoint(found["alpha"], found["lower"], found["lower"], found["attained"], found["upper"],
+                                "windowed", _windowed_certificate(found))
+                for found in kfamily.worst_over_k(mechanism, n, alphas, progress)]
     b = mechanism.bound
     inputs = list(dict.fromkeys(x for pair in neighbours.pairs for x in pair))
     at_bounds = set(inputs) <= {b, -b}
@@ -321,6 +334,19 @@ def divergences(
         return [replace(point, upper=point.value, search="exhaustive", certificate="exhaustive: equal to the value")
                 for point in best]
     return [replace(point, search=neighbours.protocol) for point in best]
+
+
+def windowed_family(neighbours: Neighbours, n: int) -> bool:
+    """Whether the worst case over k runs windowed (:mod:`rdpcalc.kfamily`): the ±c family
+    (``pm-c``, every k) beyond n = WORST_MAX_N, where computing every row in full costs O(n²)."""
+    return neighbours.protocol == "pm-c" and n > WORST_MAX_N and len(neighbours.ks) == n
+
+
+def _windowed_certificate(found: dict) -> str:
+    if found["alpha"] == math.inf:
+        return ("every k; D_∞ sought at the saddle point of each row, bounded by one client's D_∞ (data processing)")
+    return (f"every k, each row on ±{found['half_width']:.1f} standard deviations (tilted FFTs), the rest bounded by "
+            "Chernoff (joint convexity)")
 
 
 def _premise(mechanism: Mechanism) -> str:

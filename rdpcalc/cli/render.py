@@ -81,7 +81,7 @@ def render_divergence(mechanism, records: list[dict]) -> None:
     engine = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
     clients = "one client" if first["n"] == 1 else f"SecAgg sum of n = {first['n']} clients"
     bracketed = "windowed_divergence" in first  # unbounded noise: a certified bracket (rdpcalc.tails)
-    searched = (first["n"] > 1 and first["neighbours"] == "worst") or bracketed
+    searched = (first["n"] > 1 and first["neighbours"] == "worst") or bracketed or first.get("search") == "windowed"
     table = Table()
     table.add_column("α", justify="right")
     table.add_column("D_α ≥ (nats)" if bracketed else "D_α found (nats)" if searched else "D_α (nats)",
@@ -90,7 +90,7 @@ def render_divergence(mechanism, records: list[dict]) -> None:
         table.add_column("certified ≤", justify="right")
     table.add_column("x", justify="right")
     table.add_column("x′", justify="right")
-    if searched and first["n"] > 1:
+    if searched and first["n"] > 1 and first["neighbours"] == "worst":
         table.add_column("others")
     elif first["n"] > 1:
         table.add_column("k others at +c", justify="right")
@@ -100,7 +100,7 @@ def render_divergence(mechanism, records: list[dict]) -> None:
         if searched:
             row.append(number(r["certified_upper"]))
         row += [number(r["x"]), number(r["x_prime"])]
-        if searched and first["n"] > 1:
+        if searched and first["n"] > 1 and first["neighbours"] == "worst":
             row.append(", ".join(f"{count} × {number(value)}" for value, count in r["others"]))
         elif first["n"] > 1:
             row.append(str(r["others_plus"]))
@@ -112,7 +112,10 @@ def render_divergence(mechanism, records: list[dict]) -> None:
                      "certified bracket [D_α ≥, certified ≤]; the upper end loosens above --cover")
     if searched and "search" in first and first["n"] > 1:
         header.append(f"search: {first['search']}; certified upper bound: {first['certificate']}")
-        if any(not r["certified_upper"] <= r["divergence"] * (1 + 1e-9) for r in records):
+        if first["search"] == "windowed":
+            notes.append("the maximum over k lies in [found, certified] (D_∞: bounded by a block of others' D_∞, data "
+                         "processing); the ±c family is a lower bound of the worst case (--neighbours worst)")
+        elif any(not r["certified_upper"] <= r["divergence"] * (1 + 1e-9) for r in records):
             notes.append("the true worst case lies in [found, certified]; account and calibrate use the certified bound")
     notes += [f"α = {alpha_text(r['alpha'])}: +∞ because {r['reason']}" for r in records if "reason" in r][:1]
     print_block(header, table, notes)

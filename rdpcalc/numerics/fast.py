@@ -15,6 +15,8 @@ import numpy as np
 
 #: Terms of the Taylor series used where |α·u| (or |u| for KL) is below this.
 _SERIES_LIMIT = 0.5
+#: the most terms of a series (j = 2 … _SERIES_TERMS − 1), enough at |v| = _SERIES_LIMIT;
+#: fewer where the |v| of a call are smaller (:func:`_series_terms`)
 _SERIES_TERMS = 22
 #: divergences are computed over blocks of rows of about this many numbers (small enough
 #: for the processor's cache and for the allocator to reuse the temporaries' memory)
@@ -229,6 +231,18 @@ def _masked_log_sum(lq, u, log_term, kept) -> np.ndarray:
         return peak + np.log(np.add.reduceat(np.exp(values - peak[rows]), starts))
 
 
+def _series_terms(radius: float) -> int:
+    """The J such that the series of g (of h) up to j = J − 1 leaves out less than 2⁻⁵⁶ of its
+    first term wherever |v| ≤ ``radius`` < 1: the coefficients are c_j = (1 − α^{1−j})/j! for g
+    and (j − 1)/j! for h, and 1 − α^{1−j} ≤ (j − 1)(1 − α^{−1}) (Bernoulli), so c_j/c_2 ≤
+    2(j − 1)/j! for both, successive ratios are ≤ |v|, and the rest is at most
+    2(J − 1)|v|^{J−2}/(J!(1 − |v|)) of the first term."""
+    for terms in range(4, _SERIES_TERMS):
+        if 2 * (terms - 1) * radius ** (terms - 2) / (math.factorial(terms) * (1 - radius)) <= 2.0**-56:
+            return terms
+    return _SERIES_TERMS
+
+
 def _log_g_bound(u: np.ndarray, alpha: float) -> np.ndarray:
     """An upper bound of :func:`_log_g`: g ≤ e^{αu} + α − 1 ≤ 2 max(e^{αu}, α − 1)."""
     return np.maximum(alpha * u, math.log(alpha - 1.0)) + math.log(2.0) - np.maximum(u, 0.0)
@@ -260,7 +274,7 @@ def _log_g(u: np.ndarray, alpha: float) -> np.ndarray:
         v = alpha * u[small]
         log_alpha = math.log1p(beta) if beta < 1 else math.log(alpha)
         series = np.zeros_like(v)
-        for j in range(_SERIES_TERMS - 1, 1, -1):
+        for j in range(_series_terms(float(np.max(np.abs(v)))) - 1, 1, -1):
             series = series * v + (-math.expm1(-(j - 1) * log_alpha) / math.factorial(j))
         with np.errstate(divide="ignore"):
             out[small] = 2.0 * np.log(np.abs(v)) + np.log(series) - np.maximum(u[small], 0.0)
@@ -300,7 +314,7 @@ def _log_h(u: np.ndarray) -> np.ndarray:
         us = u[small]
         total = np.zeros_like(us)
         power = us * us / 2.0
-        for j in range(2, _SERIES_TERMS):
+        for j in range(2, _series_terms(float(np.max(np.abs(us))))):
             total += (j - 1) * power
             power = power * us / (j + 1)
         with np.errstate(divide="ignore"):

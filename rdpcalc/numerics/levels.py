@@ -102,6 +102,29 @@ def level_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int] | None 
     return _direct_rows(la, lb, n, js)
 
 
+def window_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int], left: Sequence[int], width: int) -> np.ndarray:
+    """log pmf of A^{*j} * B^{*(n−j)} for each j in ``js`` on the ``width`` points from left[i]
+    on (row i's column c is the point left[i] + c; −inf past the support), by the tilted FFTs
+    of the ``fft`` method started at the window's left end instead of 0: O(width log width) per
+    tilt instead of O(n·m log). Needs components of full support; where the tilts do not
+    cover a window, the rows of the ``direct`` method up to n = DIRECT_MAX_N, else
+    :class:`TiltingFailed`."""
+    la = np.asarray(la, dtype=np.float64)
+    lb = np.asarray(lb, dtype=np.float64)
+    if not (np.all(np.isfinite(la)) and np.all(np.isfinite(lb))):
+        raise TiltingFailed("windowed rows need components with full support")
+    js, left = np.asarray(js, dtype=np.int64), np.asarray(left, dtype=np.int64)
+    try:
+        return _fft_rows(la, lb, n, js, left, width)
+    except TiltingFailed:
+        if n > DIRECT_MAX_N:
+            raise
+    full = _direct_rows(la, lb, n, js)
+    columns = left[:, None] + np.arange(width)[None, :]
+    inside = columns < full.shape[1]
+    return np.where(inside, np.take_along_axis(full, np.minimum(columns, full.shape[1] - 1), axis=1), -np.inf)
+
+
 class _CumulantTables:
     """K(θ) = log Σ_i p(i)e^{θi}, the tilted mean μ(θ) and variance v(θ) of each component
     on a grid of θ; a row's are j·(A's) + (n−j)·(B's)."""
@@ -401,7 +424,7 @@ def _missing_columns(missing: np.ndarray) -> list[slice]:
 
 
 # ------------------------------------------------------------------ fft
-def _fft_rows(la, lb, n, js) -> np.ndarray:
+def _fft_rows(la, lb, n, js, left: np.ndarray | None = None, width: int | None = None) -> np.ndarray:
     """Every row advances from the left: [0, s_left) is covered, and each step covers the
     run of trusted points from s_left on. Rows are grouped in blocks of nearby j that share
     one tilt per step (their spectra then follow from each other by products, see
@@ -413,9 +436,12 @@ def _fft_rows(la, lb, n, js) -> np.ndarray:
     """
     size = n * (len(la) - 1) + 1
     tables = _CumulantTables(la, lb, n)
-    best = np.full((len(js), size), -np.inf)
+    left = np.zeros(len(js), dtype=np.int64) if left is None else np.asarray(left, dtype=np.int64)
+    width = size if width is None else width
+    end = np.minimum(size, left + width)  # row r is wanted on [left[r], end[r])
+    best = np.full((len(js), width), -np.inf)
     block_of = np.cumsum(np.r_[0, np.diff(js // _BLOCK) != 0])
-    s_left = np.zeros(len(js), dtype=np.int64)
+    s_left = left.copy()
     z = np.full(len(js), _Z)
     active = np.arange(len(js))
     for _ in range(8 * size * _BLOCK):  # every step, each block's binding row advances or halves its z
@@ -442,14 +468,14 @@ def _fft_rows(la, lb, n, js) -> np.ndarray:
             local = np.searchsorted(chosen, row_block[rows])
             new_left[rows] = _fft_windows(tilted_a[chosen], tilted_b[chosen], origin[chosen], int(np.max(length[chosen])),
                                           n, local, j[rows], theta[rows], cgf[rows], s_dn[rows], start[rows],
-                                          best, active[rows])
+                                          best, active[rows], left[active[rows]], end[active[rows]])
         stuck = new_left <= start
         if np.any(stuck & binding & (z[active] == 0.0)):
             raise TiltingFailed(f"no tilt covers a point of level {n}")
         shrunk = np.where(z[active] > 0.2, z[active] / 2, 0.0)
         z[active] = np.where(stuck, np.where(binding, shrunk, z[active]), np.minimum(_Z, 1.5 * z[active]))
         s_left[active] = new_left
-        active = active[s_left[active] < size]
+        active = active[s_left[active] < end[active]]
     raise TiltingFailed(f"fft tilts do not cover level {n}")
 
 
@@ -474,12 +500,14 @@ def _batches(lengths: np.ndarray, rows: np.ndarray):
         start = stop
 
 
-def _fft_windows(tilted_a, tilted_b, origin, length, n, block, j, theta, cgf, s_dn, s_left, best, rows) -> np.ndarray:
+def _fft_windows(tilted_a, tilted_b, origin, length, n, block, j, theta, cgf, s_dn, s_left, best, rows, offset,
+                 end) -> np.ndarray:
     """One step for a batch of blocks: block b is tilted by one θ (components ``tilted_a[b]``,
     ``tilted_b[b]``) and read by a circular convolution of ``length`` whose position 0 is
     ``origin[b]``. Row r (of block ``block[r]``, row j[r] of the level, K(θ) = cgf[r]) gets
-    log p written into best[rows[r]] on its run of trusted points (tilted value ≥ TRUST ×
-    the peak) from s_left[r] on; returns where each run ends (s_left where it is empty).
+    log p written into best[rows[r]] (whose column 0 is the point ``offset[r]``) on its run of
+    trusted points (tilted value ≥ TRUST × the peak) from s_left[r] on, up to ``end[r]``
+    (excluded); returns where each run ends (s_left where it is empty).
 
     Aliasing: the tilted row has mass < ALIAS outside [s_dn, s_up], and ``length`` >
     s_up − s_left + (s_left − origin), so every alias s ± length of a point s_left ≤ s <
@@ -526,16 +554,16 @@ def _fft_windows(tilted_a, tilted_b, origin, length, n, block, j, theta, cgf, s_
     product[:, :top] = common[block] * powers_a[j - j_lo[block], block] * powers_b[j_hi[block] - j, block]
     circular = fft.irfft(product, length, axis=1, workers=-1)
 
-    size = best.shape[1]
     first = s_left - origin[block]
-    stop = np.minimum(np.minimum(length, s_dn - origin[block] + length), size - origin[block])
+    stop = np.minimum(np.minimum(length, s_dn - origin[block] + length), end - origin[block])
     position = np.arange(length)[None, :]
     untrusted = ~((circular >= TRUST * np.max(circular, axis=1)[:, None]) & (circular > 0))
     breaks = (untrusted & (position >= first[:, None])) | (position >= stop[:, None])
     run_end = np.where(np.any(breaks, axis=1), np.argmax(breaks, axis=1), length)
     for r in np.nonzero(run_end > first)[0]:
         s = np.arange(s_left[r], s_left[r] + run_end[r] - first[r])
-        best[rows[r], s_left[r] : s[-1] + 1] = np.log(circular[r, first[r] : run_end[r]]) - theta[r] * s + cgf[r]
+        best[rows[r], s_left[r] - offset[r] : s[-1] + 1 - offset[r]] = (np.log(circular[r, first[r] : run_end[r]])
+                                                                         - theta[r] * s + cgf[r])
     return np.maximum(origin[block] + run_end, s_left)
 
 

@@ -1,0 +1,114 @@
+"""The windowed worst case over k (rdpcalc.kfamily): its brackets against the full search (every
+row on its whole support), against a brute-force oracle in mpmath, with the windows cut short so
+that the tail bounds carry real weight, and through the command line beyond n = 2000."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+import rdpcalc
+from rdpcalc import kfamily
+from rdpcalc.cli import main
+
+ORDERS = [1, 2, 10, math.inf]
+
+
+@pytest.mark.parametrize("name, params, n", [
+    ("rqm", dict(c=1, delta=1, m=16, q="0.42"), 300),
+    ("rqm", dict(c=1, delta="0.3", m=5, q="0.2"), 1000),
+    ("pbm", dict(c=1, theta="0.25", trials=16), 500),
+])
+def test_the_windowed_bracket_holds_the_full_search(name, params, n):
+    """Found values agree with the full search (rows on the whole support) to the FFTs' accuracy,
+    and the certified ends are above it; finite orders close to 1e−9."""
+    mech = rdpcalc.make_mechanism(name, **params)
+    full = rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours="pm-c")
+    for found, record in zip(kfamily.worst_over_k(mech, n, ORDERS), full):
+        exact = record["divergence"]
+        assert found["lower"] == pytest.approx(exact, rel=1e-9)
+        assert found["upper"] >= exact * (1 - 1e-9)
+        if found["alpha"] != math.inf:
+            assert found["upper"] <= found["lower"] * (1 + 1e-9)
+        value = rdpcalc.divergence(mech, n=n, alphas=[found["alpha"]], others_plus=found["attained"].k(mech.bound),
+                                   x=found["attained"].x, x_prime=found["attained"].x_prime)[0]["divergence"]
+        assert value == pytest.approx(exact, rel=1e-9)  # the configuration reported attains it
+
+
+def test_short_windows_widen_the_bracket_around_the_true_value(monkeypatch):
+    """With the windows cut to a few standard deviations, the Chernoff bounds of the tails carry
+    much of the upper end: the bracket opens, and still holds the value."""
+    mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
+    n = 400
+    full = rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours="pm-c")
+    monkeypatch.setattr(kfamily, "TAIL_NATS", 3.0)
+    for found, record in zip(kfamily.worst_over_k(mech, n, ORDERS), full):
+        if found["alpha"] == math.inf:
+            continue
+        assert found["half_width"] < 8
+        assert found["lower"] < record["divergence"] * (1 - 1e-4)  # the short window misses mass
+        assert found["upper"] > record["divergence"] * (1 + 1e-4)  # the bounds are not free
+        assert found["lower"] <= record["divergence"] <= found["upper"]
+
+
+def _brute_force(a, b, n, alpha):
+    """max over k and both directions of D_α between the rows k+1 and k of A^j * B^(n−j), in mpmath."""
+    def power(pmf, count):
+        out = [mpmath.mpf(1)]
+        for _ in range(count):
+            out = [sum(out[i] * pmf[s - i] for i in range(len(out)) if 0 <= s - i < len(pmf))
+                   for s in range(len(out) + len(pmf) - 1)]
+        return out
+
+    def convolve(x, y):
+        return [sum(x[i] * y[s - i] for i in range(len(x)) if 0 <= s - i < len(y)) for s in range(len(x) + len(y) - 1)]
+
+    rows = [convolve(power(a, j), power(b, n - j)) for j in range(n + 1)]
+    values = []
+    for k in range(n):
+        for p, q in ((rows[k + 1], rows[k]), (rows[k], rows[k + 1])):
+            values.append((mpmath.log(sum(x**alpha * y ** (1 - alpha) for x, y in zip(p, q))) / (alpha - 1), k))
+    return max(values)
+
+
+def test_an_interior_maximum_over_k_is_found():
+    """A mirror pair with a monotone likelihood ratio whose worst k is interior (n = 7, α = 2:
+    k = 1 and its mirror image k = 5, not 0 or 6): every k is computed, so it is found."""
+    with mpmath.workdps(50):
+        raw = [mpmath.mpf(v) for v in ("1.62731e-12", "1.38205e-15", "9.04906e-04", "7.21536e-01", "4.49902e-09",
+                                       "2.77560e-01")]
+        a = [v / sum(raw) for v in raw]
+        b = a[::-1]
+        expected, k = _brute_force(a, b, 7, 2)
+    assert 0 < k < 6
+    la, lb = (np.array([float(mpmath.log(v)) for v in pmf]) for pmf in (a, b))
+    found = kfamily.pair_worst_over_k(la, lb, 7, [2.0])[0]
+    assert found["lower"] == pytest.approx(float(expected), rel=1e-9)
+    assert found["upper"] == pytest.approx(float(expected), rel=1e-9)
+    assert 0 < found["k"] < 6
+
+
+def test_beyond_n_2000_the_cli_prints_the_bracket(capsys):
+    code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n", "2500",
+                 "--neighbours", "pm-c", "--alpha", "2", "--alpha", "inf", "--json"])
+    records = json.loads(capsys.readouterr().out)
+    assert code == 0
+    for record in records:
+        assert record["search"] == "windowed" and record["certified_upper"] >= record["divergence"]
+        assert "every k" in record["certificate"]
+    assert records[0]["certified_upper"] <= records[0]["divergence"] * (1 + 1e-9)
+    code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n", "2500",
+                 "--neighbours", "pm-c", "--alpha", "2"])
+    out = capsys.readouterr().out
+    assert code == 0 and "certified ≤" in out and "windowed" in out
+
+
+def test_beyond_the_windowed_range_n_is_refused(capsys):
+    code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n",
+                 str(kfamily.MAX_N + 1), "--neighbours", "pm-c"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("rdpcalc: error: --n:") and str(kfamily.MAX_N) in err
