@@ -55,12 +55,12 @@ check up to n = 1000 and bench/ up to n = 2000.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import resources
 from .errors import ParameterError
 from .mechanisms import Mechanism, log_pmf
 from .numerics import fast, levels
@@ -95,7 +95,7 @@ def window_costs(mechanism: Mechanism, n: int, orders: int) -> list[Cost]:
     la, lb = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
     spread = math.sqrt(n * max(_moments(la)[1], _moments(lb)[1]))
     width = min(n * (len(la) - 1) + 1, int(2 * math.sqrt(2 * (TAIL_NATS + 10)) * spread) + 2)
-    threads = os.cpu_count() or 1
+    threads = resources.threads()
     block = (BLOCK_CLIENTS + 1) * (len(la) - 1) + 1
     rows = max(16, min(CHUNK_ROWS, CHUNK_ELEMENTS // width))
     return [Cost(threads * (8 * (rows + 1) * width * 10 + 16 * levels._BATCH_ELEMENTS * 4), "n",
@@ -172,7 +172,7 @@ def _pairs(la, lb, n, left, width, size, alphas):
     slower: 19 s against 13 s at n = 3·10⁴)."""
     step = max(16, min(CHUNK_ROWS, CHUNK_ELEMENTS // width))
     jobs = [(la, lb, n, start, step, left, width, size, alphas) for start in range(0, n + 1, step)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=resources.threads()) as pool:
         yield from pool.map(_chunk, jobs)
 
 

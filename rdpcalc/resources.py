@@ -5,7 +5,8 @@ grids of inputs, many orders, Monte Carlo batches, data files) estimates its pea
 calls :func:`require`. Beyond the budget it raises :class:`ParameterError` naming the parameter
 that drives the cost, with the estimate, so the CLI exits 2 before any work. The budget is
 ``max_memory`` (:func:`set_budget`; or ``RDPCALC_MAX_MEMORY``), by default half of the
-machine's physical memory.
+machine's physical memory. Also the threads one computation may use (:func:`threads`, all the
+cores by default; one in a sweep's worker, where the points run side by side).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB"
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*|%)\s*$")
 
 _budget: int | None = None
+_threads: int | None = None
 
 
 def physical_memory() -> int:
@@ -102,3 +104,19 @@ def require(estimate: float, parameter: str, what: str) -> None:
     if estimate > limit:
         raise ParameterError(parameter, f"{what} needs about {format_size(estimate)} of memory, over the budget of "
                                         f"{format_size(limit)} (raise `max_memory`, or make `{parameter}` smaller)")
+
+
+def threads() -> int:
+    """The threads one computation may use: set by :func:`threads_of`, else every core."""
+    return _threads or os.cpu_count() or 1
+
+
+@contextmanager
+def threads_of(count: int | None):
+    """At most ``count`` threads per computation inside the block (``None``: every core)."""
+    global _threads
+    previous, _threads = _threads, count
+    try:
+        yield
+    finally:
+        _threads = previous

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import resources
 from .fast import logsumexp
 
 #: a point of an FFT window is trusted where the tilted row is at least TRUST × its peak
@@ -552,7 +553,7 @@ def _fft_windows(tilted_a, tilted_b, origin, length, n, block, j, theta, cgf, s_
     powers_a, powers_b = (_powers_table(spectrum, span) for spectrum in (a, b))
     product = np.zeros((len(j), len(frequencies)), dtype=np.complex128)
     product[:, :top] = common[block] * powers_a[j - j_lo[block], block] * powers_b[j_hi[block] - j, block]
-    circular = fft.irfft(product, length, axis=1, workers=-1)
+    circular = fft.irfft(product, length, axis=1, workers=resources.threads())
 
     first = s_left - origin[block]
     stop = np.minimum(np.minimum(length, s_dn - origin[block] + length), end - origin[block])
