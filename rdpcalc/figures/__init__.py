@@ -82,9 +82,9 @@ def metadata(spec: FigureSpec) -> dict:
 def generate(spec: FigureSpec, out_dir: Path, progress=None) -> str:
     """Build, export and draw one figure (the files of :func:`output_names`); returns its
     comparison with the paper."""
-    records = spec.build(progress)
-    csv_name, meta_name, png_name = output_names(spec)
-    write_outputs([(out_dir / csv_name, to_csv([_significant(record) for record in records]), "out"),
+    records = [_significant(record) for record in spec.build(progress)]  # the plot and the comparison read the
+    csv_name, meta_name, png_name = output_names(spec)                 # CSV's digits: the same on every machine
+    write_outputs([(out_dir / csv_name, to_csv(records), "out"),
                    (out_dir / meta_name, json_text(metadata(spec)) + "\n", "out")])
     spec.plot(records, out_dir / png_name)
     return spec.compare(records)
