@@ -322,9 +322,13 @@ def read_journal(path: Path) -> dict[str, list[dict]]:
         return done
     data = path.read_bytes()
     whole = data[: data.rfind(b"\n") + 1]
-    for line in whole.decode("utf-8").splitlines():
-        entry = json.loads(line)
-        done[entry["key"]] = entry["rows"]
+    for number, line in enumerate(whole.decode("utf-8", errors="replace").splitlines(), start=1):
+        try:
+            entry = json.loads(line)
+            done[entry["key"]] = entry["rows"]
+        except (ValueError, KeyError, TypeError):
+            raise ParameterError("output", f"{str(path)!r} is not a sweep journal (line {number}): remove it to start "
+                                           "the sweep again") from None
     if len(whole) < len(data):
         with path.open("r+b") as handle:
             handle.truncate(len(whole))

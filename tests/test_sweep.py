@@ -220,6 +220,14 @@ def test_a_journal_left_behind_is_not_overwritten_without_resume(tmp_path, capsy
     assert not out.exists()
 
 
+def test_a_damaged_journal_is_refused_naming_the_output(tmp_path, capsys):
+    spec = _write(tmp_path, "mixed.toml", MIXED_SPEC)
+    out = tmp_path / "mixed.csv"
+    journal_path(out).write_text('{"key": "a", "rows": []}\nnot json\n')
+    code, err = _run_cli(["sweep", spec, "--serial", "--output", out, "--resume"], capsys)
+    assert code == 2 and err.startswith("rdpcalc: error: --output:") and "line 2" in err
+
+
 def test_a_point_that_fails_at_run_time_is_a_row_with_its_error(tmp_path, capsys):
     spec = _write(tmp_path, "fails.toml", """
 [[task]]
