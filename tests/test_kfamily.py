@@ -40,12 +40,13 @@ def test_the_windowed_bracket_holds_the_full_search(name, params, n):
 
 
 def test_short_windows_widen_the_bracket_around_the_true_value(monkeypatch):
-    """With the windows cut to a few standard deviations, the Chernoff bounds of the tails carry
-    much of the upper end: the bracket opens, and still holds the value."""
+    """With the windows cut to a few standard deviations (and not widened), the Chernoff bounds
+    of the tails carry much of the upper end: the bracket opens, and still holds the value."""
     mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
     n = 400
     full = rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours="pm-c")
     monkeypatch.setattr(kfamily, "TAIL_NATS", 3.0)
+    monkeypatch.setattr(kfamily, "CLOSED", 1.0)  # keep the first, short windows
     for found, record in zip(kfamily.worst_over_k(mech, n, ORDERS), full):
         if found["alpha"] == math.inf:
             continue
@@ -112,3 +113,48 @@ def test_beyond_the_windowed_range_n_is_refused(capsys):
                  str(kfamily.MAX_N + 1), "--neighbours", "pm-c"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("rdpcalc: error: --n:") and str(kfamily.MAX_N) in err
+
+
+def _direct_worst(la, lb, n, alphas):
+    """max over k and both directions, every row by direct log-domain convolution (no FFT)."""
+    from rdpcalc.numerics import fast
+
+    rows = np.array([fast.log_mixed_power(la, lb, j, n - j) for j in range(n + 1)])
+    forward, backward = fast.renyi_divergences(rows[1:], rows[:-1], np.array(alphas, dtype=float), both=True)
+    return np.max(np.maximum(forward, backward), axis=0)
+
+
+SKEWED = [  # (A, B) as log pmfs, n: concentrated or skewed pairs whose terms sit far out in σ
+    (np.array([-10.53, -26.80, -21.38, -2.7e-5, -16.46]), np.array([-10.16, -1.49, -2.34, -0.41, -4.12]), 60),
+    (np.log([0.0004, 0.0003, 0.999, 0.0002, 0.0001]), np.log([0.0001, 0.0002, 0.999, 0.0003, 0.0004]), 3),
+]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_random_and_skewed_pairs_against_direct_convolution(case):
+    """Random pairs of full support (fixed seeds) and two skewed ones the first windows were too
+    narrow for: the bracket holds the direct value and closes on it (the windows widen)."""
+    if case < len(SKEWED):
+        la, lb, n = SKEWED[case]
+        la, lb = la - np.logaddexp.reduce(la), lb - np.logaddexp.reduce(lb)
+    else:
+        rng = np.random.default_rng(case)
+        m = int(rng.integers(2, 7))
+        la, lb = (np.log(rng.dirichlet(np.full(m, 0.7))) for _ in range(2))
+        n = int(rng.integers(3, 50))
+    alphas = [1.0, 1.5, 5.0, math.inf]
+    expected = _direct_worst(la, lb, n, alphas)
+    for found, value in zip(kfamily.pair_worst_over_k(la, lb, n, alphas), expected):
+        assert found["lower"] <= value * (1 + 1e-9) and found["upper"] >= value * (1 - 1e-9)
+        if found["alpha"] != math.inf:
+            assert found["lower"] == pytest.approx(value, rel=1e-9)
+            assert found["upper"] == pytest.approx(value, rel=1e-9)
+
+
+def test_a_large_order_keeps_a_finite_certified_end():
+    """(α − 1)D beyond float's exponent range (α = 1000): the upper end is formed in the log
+    domain, finite and equal to the value found."""
+    la = np.log([0.7, 0.2, 0.1])
+    found = kfamily.pair_worst_over_k(la, la[::-1].copy(), 20, [1000.0])[0]
+    assert math.isfinite(found["upper"]) and found["upper"] == pytest.approx(found["lower"], rel=1e-9)
+    assert found["lower"] == pytest.approx(float(_direct_worst(la, la[::-1].copy(), 20, [1000.0])[0]), rel=1e-9)
