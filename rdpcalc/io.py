@@ -60,6 +60,23 @@ def plain(value):
     return value
 
 
+#: significant digits of the floats in rdpcalc's artefacts (figures, sweep tables): the engines
+#: agree to ~1e−13, so the files are the same on every machine
+ARTEFACT_DIGITS = 12
+
+
+def significant(value, digits: int = ARTEFACT_DIGITS):
+    """Finite floats (also inside lists, tuples and dicts) to ``digits`` significant digits;
+    anything else unchanged (tuples become lists)."""
+    if isinstance(value, dict):
+        return {key: significant(item, digits) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [significant(item, digits) for item in value]
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.{digits}g}")
+    return value
+
+
 def json_text(value, indent: int | None = 2) -> str:
     """``value`` as JSON text through :func:`plain` (infinities as "inf"/"-inf"); a float
     infinity or NaN left over raises ValueError (``allow_nan=False``)."""

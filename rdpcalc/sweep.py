@@ -61,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ParameterError
+from .io import columns, json_text, significant, to_csv, write_atomic
 
 #: the commands a sweep runs, by name
 COMMANDS = ("divergence", "bound", "account", "calibrate", "compare", "pmf", "moments")
@@ -68,8 +69,6 @@ COMMANDS = ("divergence", "bound", "account", "calibrate", "compare", "pmf", "mo
 TASK_KEYS = ("name", "command", "mechanism", "fixed", "grid", "points")
 #: the most points one spec may expand to
 MAX_POINTS = 1_000_000
-#: significant digits of the floats in the table
-DIGITS = 12
 #: the default number of seconds between two rewrites of the table
 CHECKPOINT_SECONDS = 30.0
 #: the LocalCluster's workers return freed memory to the system above this (dask's default,
@@ -359,27 +358,14 @@ def table_rows(points: Sequence[Point], done: dict[str, list[dict]]) -> list[dic
         if point.key not in done:
             continue
         head = {"point": point.index, "task": point.task, "command": point.command, "mechanism": point.mechanism}
-        head |= {f"param_{key}": _rounded(value) for key, value in point.params.items()}
+        head |= {f"param_{key}": value for key, value in significant(point.params).items()}
         for record in done[point.key]:
-            rows.append(head | {key: _rounded(value) for key, value in record.items()})
+            rows.append(head | significant(record))
     return rows
-
-
-def _rounded(value):
-    """Floats to DIGITS significant digits (at any depth), so a table is the same on any CPU."""
-    if isinstance(value, float) and math.isfinite(value):
-        return float(f"{value:.{DIGITS}g}")
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_rounded(item) for item in value]
-    return value
 
 
 def _ordered_columns(rows: list[dict]) -> list[str]:
     """The columns: the point's, its parameters, the records' fields, and ``error`` last."""
-    from .io import columns
-
     names = columns(rows)
     head = ["point", "task", "command", "mechanism"]
     params = [name for name in names if name.startswith("param_")]
@@ -391,8 +377,6 @@ def table_bytes(rows: list[dict], form: str) -> bytes:
     """The table as CSV or Parquet bytes."""
     names = _ordered_columns(rows)
     if form == "csv":
-        from .io import to_csv
-
         return to_csv([{name: row.get(name) for name in names} for row in rows]).encode("utf-8")
     return _parquet(rows, names)
 
@@ -402,8 +386,6 @@ def _parquet(rows: list[dict], names: list[str]) -> bytes:
     boolean, anything else text (lists and dicts as JSON); missing values are nulls."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from .io import json_text
 
     arrays = {}
     for name in names:
@@ -448,8 +430,6 @@ def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, se
     end write the table and remove the journal. ``serial``: in this process; else on the
     cluster at ``scheduler`` or, by default, on a LocalCluster of ``workers`` processes (default:
     the cores)."""
-    from .io import write_atomic
-
     form = table_format(output)
     journal_file = journal_path(output)
     if journal_file.exists() and not resume:

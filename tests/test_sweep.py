@@ -18,7 +18,8 @@ import pytest
 
 import rdpcalc
 from rdpcalc.cli import main
-from rdpcalc.sweep import DIGITS, expand, journal_path, load_spec, run_sweep
+from rdpcalc.io import ARTEFACT_DIGITS as DIGITS
+from rdpcalc.sweep import expand, journal_path, load_spec, run_sweep
 
 #: a sweep of a few seconds: 12 points of about 0.3 s each (RQM, the ±c family of n clients)
 SLOW_SPEC = """

@@ -9,14 +9,13 @@ sidecar are rounded to 12 significant digits, so the files are the same on every
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
 from ..errors import ParameterError
-from ..io import json_text, to_csv, write_atomic, write_outputs
+from ..io import json_text, significant, to_csv, write_atomic, write_outputs
 
 
 @dataclass(frozen=True)
@@ -55,18 +54,6 @@ def select(ids: Sequence[str]) -> list[FigureSpec]:
     return [spec for name, spec in figures.items() if name in ids]
 
 
-def _significant(value, digits: int = 12):
-    """Floats (also inside lists and dicts) to ``digits`` significant digits: the engines agree
-    to ~1e−13, so the files are the same on every machine."""
-    if isinstance(value, dict):
-        return {key: _significant(item, digits) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_significant(item, digits) for item in value]
-    if isinstance(value, float) and math.isfinite(value):
-        return float(f"{value:.{digits}g}")
-    return value
-
-
 def output_names(spec: FigureSpec) -> list[str]:
     """The files :func:`generate` writes for ``spec`` (to check and record in the folder's manifest)."""
     return [f"{spec.id}.csv", f"{spec.id}.meta.json", f"{spec.id}.png"]
@@ -75,14 +62,14 @@ def output_names(spec: FigureSpec) -> list[str]:
 def metadata(spec: FigureSpec) -> dict:
     """The sidecar of ``<id>.csv``: what the figure is and reproduces, its parameters, notes and
     the rdpcalc version that wrote it."""
-    return _significant({"id": spec.id, "title": spec.title, "reproduces": spec.reproduces,
+    return significant({"id": spec.id, "title": spec.title, "reproduces": spec.reproduces,
                          "parameters": spec.parameters, "notes": list(spec.notes), "rdpcalc_version": __version__})
 
 
 def generate(spec: FigureSpec, out_dir: Path, progress=None) -> str:
     """Build, export and draw one figure (the files of :func:`output_names`); returns its
     comparison with the paper."""
-    records = [_significant(record) for record in spec.build(progress)]  # the plot and the comparison read the
+    records = [significant(record) for record in spec.build(progress)]  # the plot and the comparison read the
     csv_name, meta_name, png_name = output_names(spec)                 # CSV's digits: the same on every machine
     write_outputs([(out_dir / csv_name, to_csv(records), "out"),
                    (out_dir / meta_name, json_text(metadata(spec)) + "\n", "out")])
