@@ -68,8 +68,6 @@ from .mechanisms import Mechanism, log_pmf
 from .numerics import fast, levels
 from .worstcase import Configuration, Cost
 
-#: the largest n of the windowed worst case over k
-MAX_N = 100_000
 #: log of the share of the window's sum that the tails beyond the window may hold (e^{−46} ≈ 1e−20)
 TAIL_NATS = 46.0
 #: the bracket counts as closed when the certified end is within this relative distance of the
@@ -98,7 +96,7 @@ def window_costs(mechanism: Mechanism, n: int, orders: int) -> list[Cost]:
     (one per core, with their divergences' temporaries and the FFT batches of
     :mod:`.numerics.levels`), the block pmfs and the brackets and Chernoff tables (n × θ grid)."""
     la, lb = log_pmf(mechanism, mechanism.bound), log_pmf(mechanism, -mechanism.bound)
-    spread = math.sqrt(n * max(_moments(la)[1], _moments(lb)[1]))
+    spread = float(np.max(_row_moments(la, lb, n, 0.0)[1]))
     width = min(n * (len(la) - 1) + 1, int(2 * math.sqrt(2 * (TAIL_NATS + 10)) * spread) + 2)
     threads = resources.threads()
     block = (BLOCK_CLIENTS + 1) * (len(la) - 1) + 1
@@ -140,48 +138,56 @@ def pair_worst_over_k(la: np.ndarray, lb: np.ndarray, n: int, alphas: Sequence[f
     alphas = [float(a) for a in alphas]
     blocks = _blocks(la, lb, n)
     half = _half_width(blocks, alphas)
-    finite = [index for index, alpha in enumerate(alphas) if alpha != math.inf]
-    while True:
-        found, covered = _bracket(la, lb, n, alphas, half, blocks, progress)
-        lower, upper = (np.array([np.max(part[:, :, i]) for i in finite]) for part in found)
-        if covered or np.all(upper <= lower * (1 + CLOSED) + 1e-300):
-            break
-        half *= 2  # the terms sit further out than a Gaussian's: wider windows, until the bracket closes
-    ends = _end_ratios(la, lb)
-    return [_point(alphas[i], found[0][:, :, i], found[1][:, :, i], ends, half) for i in range(len(alphas))]
-
-
-def _bracket(la, lb, n, alphas, half, blocks, progress):
-    """(lower, upper) per direction, k and order, with each row on ±``half`` standard
-    deviations (and, for D_∞, around its saddle point); and whether every window covered its
-    whole row (the tails are then empty)."""
     size = n * (len(la) - 1) + 1
-    mean_a, var_a = _moments(la)
-    mean_b, var_b = _moments(lb)
-    j = np.arange(n + 1)
-    mean = j * mean_a + (n - j) * mean_b
-    sd = np.sqrt(j * var_a + (n - j) * var_b)
-    pad = int(math.ceil(abs(mean_a - mean_b))) + 2
-    left = np.maximum(0, np.floor(mean - half * sd).astype(np.int64) - pad)
-    right = np.minimum(size - 1, np.ceil(mean + half * sd).astype(np.int64) + pad)
-    passes = [(left, int(np.max(right - left)) + 1, None)]
-    if math.inf in alphas:
-        passes += [_saddle_window(la, lb, n, direction, pad) for direction in (0, 1)]
+    step = np.diff(_row_moments(la, lb, 1, 0.0)[0])[0]  # μ_A − μ_B: the means of rows k and k + 1 differ by it
+    pad = int(math.ceil(abs(step))) + 2
+    finite = [index for index, alpha in enumerate(alphas) if alpha != math.inf]
+    passes = [0, 1 + 2 * (math.inf in alphas)]  # done, planned (a widening adds one)
+
+    def run(left: np.ndarray, width: int, wanted: list[float]):
+        for ks, windows, values in _pairs(la, lb, n, left, width, size, wanted):
+            if progress is not None:
+                progress(passes[0] * (n + 1) + int(ks[-1]) + 2, passes[1] * (n + 1))
+            yield ks, windows, values
+        passes[0] += 1
+
     lower = np.full((2, n, len(alphas)), -np.inf)
     window = np.zeros((n, 2), dtype=np.int64)
-    total = len(passes) * (n + 1)
-    for number, (lefts, span, direction) in enumerate(passes):
-        wanted = alphas if direction is None else [math.inf]
-        for ks, windows, values in _pairs(la, lb, n, lefts, span, size, wanted):
-            if direction is None:
-                window[ks], lower[:, ks] = windows, values
-            else:
-                infinite = alphas.index(math.inf)
+    bulk = _row_moments(la, lb, n, 0.0)
+    while True:
+        for ks, windows, values in run(*_windows(*bulk, half, pad, size), alphas):
+            window[ks], lower[:, ks] = windows, values
+        upper = _upper(la, lb, n, alphas, lower, window, size, blocks)
+        found, certified = (np.array([np.max(part[:, :, i]) for i in finite]) for part in (lower, upper))
+        covered = bool(np.all(window[:, 0] == 0) and np.all(window[:, 1] == size - 1))
+        if covered or np.all(certified <= found * (1 + CLOSED) + 1e-300):
+            break
+        half *= 2  # the terms sit further out than a Gaussian's: wider windows, until the bracket closes
+        passes[1] += 1
+    if math.inf in alphas:  # D_∞'s lower end also at each row's saddle point (a window of its own)
+        infinite = alphas.index(math.inf)
+        for direction in (0, 1):
+            saddle = _row_moments(la, lb, n, _saddle_theta(la, lb, direction))
+            for ks, _, values in run(*_windows(*saddle, SADDLE_SD, pad, size), [math.inf]):
                 lower[direction, ks, infinite] = np.maximum(lower[direction, ks, infinite], values[direction, :, 0])
-            if progress is not None:
-                progress(number * (n + 1) + int(ks[-1]) + 2, total)
-    covered = bool(np.all(window[:, 0] == 0) and np.all(window[:, 1] == size - 1))
-    return (lower, _upper(la, lb, n, alphas, lower, window, size, blocks)), covered
+        upper[:, :, infinite] = np.maximum(upper[:, :, infinite], lower[:, :, infinite])
+    ends = _end_ratios(la, lb)
+    return [_point(alphas[i], lower[:, :, i], upper[:, :, i], ends, half) for i in range(len(alphas))]
+
+
+def _row_moments(la: np.ndarray, lb: np.ndarray, n: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per row j = 0 … n of the level tilted by θ: its mean and standard deviation."""
+    (_, mean_a, var_a), (_, mean_b, var_b) = (levels.cumulants(l, np.array([theta])) for l in (la, lb))
+    j = np.arange(n + 1)
+    return j * mean_a[0] + (n - j) * mean_b[0], np.sqrt(j * var_a[0] + (n - j) * var_b[0])
+
+
+def _windows(mean: np.ndarray, sd: np.ndarray, half: float, pad: int, size: int) -> tuple[np.ndarray, int]:
+    """Each row's first point and the common width of windows ±``half`` standard deviations
+    (and ``pad`` points) around the means, within the support."""
+    left = np.clip(np.floor(mean - half * sd).astype(np.int64) - pad, 0, size - 1)
+    right = np.clip(np.ceil(mean + half * sd).astype(np.int64) + pad, 0, size - 1)
+    return left, int(np.max(right - left)) + 1
 
 
 def _pairs(la, lb, n, left, width, size, alphas):
@@ -202,22 +208,13 @@ def _chunk(job):
     rows = levels.window_rows(la, lb, n, rows_j, left[rows_j], width)
     return (rows_j[:-1], *_window_values(rows, left[rows_j], width, size, alphas))
 
-def _saddle_window(la: np.ndarray, lb: np.ndarray, n: int, direction: int, pad: int):
+def _saddle_theta(la: np.ndarray, lb: np.ndarray, direction: int) -> float:
     """Where D_∞ is reached (for the lower end): log P/Q tends to sup_θ (K_A(θ) − K_B(θ))
-    (direction 0; K_B − K_A for 1) at the point where the sum tilted by that θ* has its mean,
-    so each row is also computed on ±SADDLE_SDσ* of the tilted mean μ*_j (σ*_j its standard
-    deviation): (the left ends, the width, the direction)."""
+    (direction 0; K_B − K_A for 1) where the sum tilted by that θ* has its mean; the θ* of a
+    fine grid."""
     thetas = np.linspace(-40.0, 40.0, 16001)
-    gap = _log_cgf(la, thetas) - _log_cgf(lb, thetas)
-    theta = float(thetas[np.argmax(gap if direction == 0 else -gap)])
-    y = np.arange(len(la))
-    (mean_a, var_a), (mean_b, var_b) = (_moments(l + theta * y - fast.logsumexp(l + theta * y)) for l in (la, lb))
-    size = n * (len(la) - 1) + 1
-    j = np.arange(n + 1)
-    mean, sd = j * mean_a + (n - j) * mean_b, np.sqrt(j * var_a + (n - j) * var_b)
-    left = np.clip(np.floor(mean - SADDLE_SD * sd).astype(np.int64) - pad, 0, size - 1)
-    right = np.clip(np.ceil(mean + SADDLE_SD * sd).astype(np.int64) + pad, 0, size - 1)
-    return left, int(np.max(right - left)) + 1, direction
+    gap = levels.log_mgf(la, thetas) - levels.log_mgf(lb, thetas)
+    return float(thetas[np.argmax(gap if direction == 0 else -gap)])
 
 
 def _window_values(rows: np.ndarray, left: np.ndarray, width: int, size: int, alphas: list[float]):
@@ -294,13 +291,6 @@ def _point(alpha: float, lower: np.ndarray, upper: np.ndarray, ends: tuple[float
             "half_width": half}
 
 
-def _moments(l: np.ndarray) -> tuple[float, float]:
-    p = np.exp(l)
-    y = np.arange(len(l))
-    mean = float(p @ y)
-    return mean, float(p @ (y - mean) ** 2)
-
-
 def _half_width(blocks: list[tuple[np.ndarray, np.ndarray]], alphas: Sequence[float]) -> float:
     """T: the tails beyond ±Tσ are at most about e^{−T²/2} times the mass of the blocks'
     tail measure G, e^{(α−1)D_α(P_b‖Q_b)} for the largest finite order (KL and α ≤ 2 as α = 2),
@@ -327,12 +317,6 @@ def _end_ratios(la: np.ndarray, lb: np.ndarray) -> tuple[float, float]:
     return float(max(la[-1] - lb[-1], la[0] - lb[0])), float(max(lb[-1] - la[-1], lb[0] - la[0]))
 
 
-def _log_cgf(measure: np.ndarray, thetas: np.ndarray) -> np.ndarray:
-    """log Σ_y measure(y) e^{θy} (log-measure on 0 … m−1) for each θ."""
-    y = np.arange(len(measure))
-    return fast.logsumexp(measure[None, :] + thetas[:, None] * y[None, :], axis=-1)
-
-
 def _upper(la, lb, n, alphas, lower, window, size, blocks) -> np.ndarray:
     """The certified upper end per direction, k and order: the window's value plus the
     Chernoff bound of the tails beyond it (module docstring), with the others split into a
@@ -341,7 +325,7 @@ def _upper(la, lb, n, alphas, lower, window, size, blocks) -> np.ndarray:
     c = min(BLOCK_CLIENTS, (n - 1) // 2)
     k = np.arange(n)
     thetas = np.r_[-_THETAS[::-1], _THETAS]
-    cgf_a, cgf_b = _log_cgf(la, thetas), _log_cgf(lb, thetas)
+    cgf_a, cgf_b = levels.log_mgf(la, thetas), levels.log_mgf(lb, thetas)
     lo, hi = window[:, 0], window[:, 1]
     edge = np.where(thetas[None, :] > 0, (hi + 1)[:, None], (lo - 1)[:, None]).astype(float)
     outside = np.where(thetas[None, :] > 0, (hi < size - 1)[:, None], (lo > 0)[:, None])
@@ -355,7 +339,7 @@ def _upper(la, lb, n, alphas, lower, window, size, blocks) -> np.ndarray:
     everyone = others(k, n - 1 - k)
     upper = np.empty_like(lower)
     for direction in (0, 1):
-        second = _log_cgf(lb if direction == 0 else la, thetas)  # Q's client 1
+        second = levels.log_mgf(lb if direction == 0 else la, thetas)  # Q's client 1
         for index, alpha in enumerate(alphas):
             bounds = []
             for number, pair in enumerate(blocks):
@@ -370,7 +354,7 @@ def _upper(la, lb, n, alphas, lower, window, size, blocks) -> np.ndarray:
                 else:  # Q g ≤ P^α Q^{1−α} + (α − 1) Q, and P^α Q^{1−α} ≤ (R′ * G)(s)
                     measure = alpha * first_b + (1 - alpha) * second_b
                     weight = math.log(alpha - 1.0)
-                terms = np.logaddexp(rest[number] + _log_cgf(measure, thetas)[None, :],
+                terms = np.logaddexp(rest[number] + levels.log_mgf(measure, thetas)[None, :],
                                      everyone + second[None, :] + weight)
                 terms = np.where(outside, terms, -np.inf)
                 right = np.min(np.where(thetas[None, :] > 0, terms, np.inf), axis=1)

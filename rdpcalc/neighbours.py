@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import kfamily, resources, worstcase
+from . import resources, worstcase
 from .errors import ParameterError
 from .exactnum import fmt
 from .mechanisms import Mechanism
@@ -38,8 +38,10 @@ from .numerics import levels
 from .worstcase import Configuration
 
 PROTOCOLS = ("worst", "pm-c", "paper")
-#: the largest n for the worst case over k (n configurations of n clients each)
+#: the largest n for the worst case over k with every row in full (n configurations of n clients each)
 WORST_MAX_N = 2000
+#: the largest n for the ±c family's worst case over k on windows (:mod:`rdpcalc.kfamily`, O(n^1.5 log n))
+WINDOWED_MAX_N = 100_000
 #: the others' sums are built in chunks of at most this many numbers (ks × support)
 CHUNK_ELEMENTS = 4_000_000
 #: configurations within this relative distance of the maximum tie: the first is reported
@@ -121,12 +123,12 @@ def choose_neighbours(
         raise ParameterError("n", f"the worst-case search runs up to n = {worstcase.SEARCH_MAX_N}; use `neighbours` "
                                   f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or `others_plus` for one configuration")
     windowed = protocol == "pm-c" and k is None and x is None
-    if protocol in ("worst", "pm-c") and k is None and n > (kfamily.MAX_N if windowed else WORST_MAX_N):
+    if protocol in ("worst", "pm-c") and k is None and n > (WINDOWED_MAX_N if windowed else WORST_MAX_N):
         if windowed:
-            raise ParameterError("n", f"the worst case over k runs up to n = {kfamily.MAX_N}; give `others_plus` "
+            raise ParameterError("n", f"the worst case over k runs up to n = {WINDOWED_MAX_N}; give `others_plus` "
                                       "(or `neighbours` paper) for one configuration up to 10⁶")
         raise ParameterError("n", f"the worst case over k for a given pair computes n sums of n clients: n ≤ "
-                                  f"{WORST_MAX_N}; use `neighbours` pm-c (both pairs ±c, up to n = {kfamily.MAX_N}) or "
+                                  f"{WORST_MAX_N}; use `neighbours` pm-c (both pairs ±c, up to n = {WINDOWED_MAX_N}) or "
                                   "give `others_plus` for one configuration up to 10⁶")
     if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
         raise ParameterError(inputs_text.split(":")[0] or "grid",
@@ -220,6 +222,8 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
     if neighbours.protocol == "worst" and n > 1:
         return worstcase.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
     if windowed_family(neighbours, n):
+        from . import kfamily  # imported where used: not at the command line's start-up
+
         return kfamily.window_costs(mechanism, n, orders)
     outputs = mechanism.support_size
     size = n * (outputs - 1) + 1
@@ -291,6 +295,8 @@ def divergences(
                 for alpha, value, precise, configuration, upper
                 in zip(alphas, found.values, found.precise, found.attained, found.upper, strict=True)]
     if windowed_family(neighbours, n):
+        from . import kfamily
+
         if engine.name != "fast":
             raise ParameterError("engine", f"the worst case over k beyond n = {WORST_MAX_N} runs in the fast engine only")
         return [DivergencePoint(found["alpha"], found["lower"], found["lower"], found["attained"], found["upper"],
@@ -343,10 +349,14 @@ def windowed_family(neighbours: Neighbours, n: int) -> bool:
 
 
 def _windowed_certificate(found: dict) -> str:
+    """What the windowed bracket's upper end certifies: the maximum over the ±c family only (the
+    family is a lower bound of the worst case over all inputs)."""
+    family = "over the ±c family only (a lower bound of the worst case): "
     if found["alpha"] == math.inf:
-        return ("every k; D_∞ sought at the saddle point of each row, bounded by one client's D_∞ (data processing)")
-    return (f"every k, each row on ±{found['half_width']:.1f} standard deviations (tilted FFTs), the rest bounded by "
-            "Chernoff (joint convexity)")
+        return family + ("every k; D_∞ sought at the saddle point of each row, bounded by the D_∞ of client 1 with a "
+                         "block of others (data processing)")
+    return family + (f"every k, each row on ±{found['half_width']:.1f} standard deviations (tilted FFTs), the rest "
+                     "bounded by Chernoff (joint convexity)")
 
 
 def _premise(mechanism: Mechanism) -> str:

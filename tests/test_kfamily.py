@@ -14,6 +14,7 @@ import pytest
 import rdpcalc
 from rdpcalc import kfamily
 from rdpcalc.cli import main
+from rdpcalc.neighbours import WINDOWED_MAX_N
 
 ORDERS = [1, 2, 10, math.inf]
 
@@ -100,7 +101,7 @@ def test_beyond_n_2000_the_cli_prints_the_bracket(capsys):
     assert code == 0
     for record in records:
         assert record["search"] == "windowed" and record["certified_upper"] >= record["divergence"]
-        assert "every k" in record["certificate"]
+        assert "every k" in record["certificate"] and "over the ±c family only" in record["certificate"]
     assert records[0]["certified_upper"] <= records[0]["divergence"] * (1 + 1e-9)
     code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n", "2500",
                  "--neighbours", "pm-c", "--alpha", "2"])
@@ -110,9 +111,9 @@ def test_beyond_n_2000_the_cli_prints_the_bracket(capsys):
 
 def test_beyond_the_windowed_range_n_is_refused(capsys):
     code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n",
-                 str(kfamily.MAX_N + 1), "--neighbours", "pm-c"])
+                 str(WINDOWED_MAX_N + 1), "--neighbours", "pm-c"])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("rdpcalc: error: --n:") and str(kfamily.MAX_N) in err
+    assert code == 2 and err.startswith("rdpcalc: error: --n:") and str(WINDOWED_MAX_N) in err
 
 
 def _direct_worst(la, lb, n, alphas):

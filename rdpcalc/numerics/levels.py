@@ -147,8 +147,7 @@ class _CumulantTables:
         return out
 
     def _moments(self, l: np.ndarray):
-        tilted, k = _tilt_rows(l, self.theta)
-        return k, tilted @ np.arange(len(l)), _variance(tilted)
+        return cumulants(l, self.theta)
 
     def theta_for_left_edge(self, js: np.ndarray, n: int, z: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Per row j, the θ at which μ_j(θ) − z·σ_j(θ) (the left edge of the row's window)
@@ -207,12 +206,30 @@ def _tilt(l: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
     return tilted[0], float(k[0])
 
 
-def _tilt_rows(l: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per θ, the tilted normalised pmf exp(l(i) + θi − K(θ)) (a row each; zeros stay
-    zeros) and K(θ)."""
+def _exponents(l: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """l(i) + θi per θ (a row each), −inf where l is."""
     with np.errstate(invalid="ignore"):
         t = l[None, :] + theta[:, None] * np.arange(len(l))[None, :]
     t[:, ~np.isfinite(l)] = -np.inf
+    return t
+
+
+def log_mgf(l: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """K(θ) = log Σ_i e^{l(i) + θi} for each θ: the cumulant generating function of a log pmf
+    on 0 … m−1 (of any log measure)."""
+    return logsumexp(_exponents(l, theta), axis=1)
+
+
+def cumulants(l: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per θ: K(θ) and the mean and variance of the pmf tilted by θ."""
+    tilted, k = _tilt_rows(l, theta)
+    return k, tilted @ np.arange(len(l)), _variance(tilted)
+
+
+def _tilt_rows(l: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per θ, the tilted normalised pmf exp(l(i) + θi − K(θ)) (a row each; zeros stay
+    zeros) and K(θ)."""
+    t = _exponents(l, theta)
     k = logsumexp(t, axis=1)
     return np.exp(t - k[:, None]), k
 
