@@ -45,6 +45,7 @@ on another worker.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import itertools
@@ -201,7 +202,7 @@ def check_point(point: Point, places: dict[str, str], where: str) -> None:
     elif point.mechanism not in MECHANISMS:
         raise refuse("mechanism", f"must be one of {', '.join(MECHANISMS)}, got {point.mechanism!r}")
     declared = _mechanism_keys(point)
-    allowed = declared | _keywords(point)
+    allowed = declared | _keywords(point.command, point.mechanism)
     for key in point.params:
         if key not in allowed:
             what = point.command + (f" or {point.mechanism}" if point.mechanism else "")
@@ -209,7 +210,7 @@ def check_point(point: Point, places: dict[str, str], where: str) -> None:
     if point.command == "compare":
         return
     try:
-        _build(point, declared)
+        _build(point)
     except ParameterError as error:
         raise refuse(error.parameter, error.message) from None
 
@@ -222,8 +223,10 @@ def _mechanism_keys(point: Point) -> set[str]:
     return {param.name for param in MECHANISMS[point.mechanism].PARAMS}
 
 
-def _keywords(point: Point) -> set[str]:
-    """The keywords a command's API function takes besides the mechanism's parameters."""
+@functools.cache
+def _keywords(command: str, mechanism: str | None) -> frozenset[str]:
+    """The keywords a command's API function takes besides the mechanism's parameters (read
+    once per command and mechanism: a spec may expand to a million points)."""
     from . import bounds, compare, queries, runs
     from .mechanisms import MECHANISMS
 
@@ -231,22 +234,29 @@ def _keywords(point: Point) -> set[str]:
         return {name for name, parameter in inspect.signature(function).parameters.items()
                 if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress"}
 
-    if point.command == "account":
-        return names(runs.account) | names(runs.account_run)
-    if point.command == "calibrate":
-        return (names(runs.calibrate) - {"params"}) | names(runs.account) | names(runs.account_run)
-    if point.command == "bound":
-        return names(bounds.bound) | {param.name for param in MECHANISMS[point.mechanism].BOUND_PARAMS}
+    if command == "account":
+        return frozenset(names(runs.account) | names(runs.account_run))
+    if command == "calibrate":
+        return frozenset((names(runs.calibrate) - {"params"}) | names(runs.account) | names(runs.account_run))
+    if command == "bound":
+        return frozenset(names(bounds.bound) | {param.name for param in MECHANISMS[mechanism].BOUND_PARAMS})
     function = {"divergence": queries.divergence, "pmf": queries.pmf, "moments": queries.moments,
-                "compare": compare.compare}[point.command]
-    return names(function)
+                "compare": compare.compare}[command]
+    return frozenset(names(function))
 
 
-def _build(point: Point, declared: set[str]):
+def _split(point: Point) -> tuple[dict, dict]:
+    """A point's parameters: (the mechanism's, the command's other keywords)."""
+    declared = _mechanism_keys(point)
+    return ({key: value for key, value in point.params.items() if key in declared},
+            {key: value for key, value in point.params.items() if key not in declared})
+
+
+def _build(point: Point):
     """The mechanism of a point (for calibrate, its parameters checked with the solved one left out)."""
     from . import queries, runs
 
-    mechanism_params = {key: value for key, value in point.params.items() if key in declared}
+    mechanism_params, _ = _split(point)
     if point.command == "calibrate":
         solve = point.params.get("solve")
         if not isinstance(solve, str):
@@ -283,9 +293,7 @@ def _call(point: Point) -> list[dict]:
 
     if point.command == "compare":
         return compare.compare(**point.params)
-    declared = _mechanism_keys(point)
-    mechanism_params = {key: value for key, value in point.params.items() if key in declared}
-    options = {key: value for key, value in point.params.items() if key not in declared}
+    mechanism_params, options = _split(point)
     if point.command == "calibrate":
         return [runs.calibrate(point.mechanism, params=mechanism_params, **options)]
     mechanism = queries.make_mechanism(point.mechanism, **mechanism_params)
@@ -436,17 +444,18 @@ def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, se
         raise ParameterError("output", f"an interrupted sweep left {str(journal_file)!r}: add --resume to finish it, "
                                        "or remove that file to start again")
     done = read_journal(journal_file) if resume else {}
-    wanted = {point.key for point in points}
-    resumed = len(wanted & set(done))
     todo = [point for point in points if point.key not in done]
+    resumed = len(points) - len(todo)
     created = not journal_file.exists()
     journal = Journal(journal_file)
     last_write = [time.monotonic()]
     count = [resumed]
 
-    def write_table() -> None:
-        write_atomic(output, table_bytes(table_rows(points, done), form))
+    def write_table() -> int:
+        rows = table_rows(points, done)
+        write_atomic(output, table_bytes(rows, form))
         last_write[0] = time.monotonic()
+        return len(rows)
 
     def finished(point: Point, rows: list[dict]) -> None:
         journal.add(point, rows)
@@ -465,7 +474,7 @@ def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, se
                 finished(point, run_point(point.command, point.mechanism, point.params))
         elif todo:
             _run_on_cluster(todo, finished, scheduler, workers)
-        write_table()
+        written = write_table()
     except BaseException:
         journal.close()
         if created and journal_file.stat().st_size == 0:  # nothing finished: nothing to resume
@@ -473,8 +482,8 @@ def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, se
         raise
     journal.close()
     journal_file.unlink()
-    failed = sum(any("error" in row for row in done[key]) for key in wanted)
-    return Outcome(len(points), len(todo), resumed, failed, len(table_rows(points, done)))
+    failed = sum(any("error" in row for row in done[point.key]) for point in points)
+    return Outcome(len(points), len(todo), resumed, failed, written)
 
 
 def _run_on_cluster(points: Sequence[Point], finished: Callable[[Point, list[dict]], None], scheduler: str | None,
