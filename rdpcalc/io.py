@@ -40,14 +40,14 @@ from .errors import ParameterError
 MANIFEST = ".rdpcalc-written"
 
 
-def plain(value):
-    """A JSON/CSV-safe value: ±inf as "inf"/"-inf", Fractions as floats, numpy scalars as
-    Python numbers, NaN refused (ValueError); lists, tuples and dicts converted element by
-    element."""
+def plain(value, spell_infinity: bool = True):
+    """A JSON/CSV-safe value: ±inf as "inf"/"-inf" (kept as floats without
+    ``spell_infinity``), Fractions as floats, numpy scalars as Python numbers, NaN refused
+    (ValueError); lists, tuples and dicts converted element by element."""
     if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
+        return {key: plain(item, spell_infinity) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
+        return [plain(item, spell_infinity) for item in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, Fraction):
@@ -55,7 +55,7 @@ def plain(value):
     if isinstance(value, float):
         if math.isnan(value):
             raise ValueError("refusing to write NaN")
-        if math.isinf(value):
+        if math.isinf(value) and spell_infinity:
             return "inf" if value > 0 else "-inf"
     return value
 

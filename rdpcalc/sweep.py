@@ -56,13 +56,10 @@ import time
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
-
 from .errors import ParameterError
-from .io import columns, json_text, significant, to_csv, write_atomic
+from .io import columns, json_text, plain, significant, to_csv, write_atomic
 
 #: the commands a sweep runs, by name
 COMMANDS = ("divergence", "bound", "account", "calibrate", "compare", "pmf", "moments")
@@ -278,14 +275,14 @@ def run_point(command: str, mechanism: str | None, params: dict, threads: int | 
     point = Point(0, "", command, mechanism, params)
     try:
         with resources.threads_of(threads):
-            records = _call(point)
+            records = [plain(record, spell_infinity=False) for record in _call(point)]  # a NaN is an error
     except ParameterError as error:
         return [{"error": f"{error.parameter}: {error.message.replace('`', '')}"}]
     except MemoryError as error:
         return [{"error": f"MemoryError: {error}"}]
     except Exception as error:  # noqa: BLE001 - recorded in the table, the sweep goes on
         return [{"error": f"{type(error).__name__}: {error}"}]
-    return [_python(record) for record in records]
+    return records
 
 
 def _call(point: Point) -> list[dict]:
@@ -301,19 +298,6 @@ def _call(point: Point) -> list[dict]:
                 "pmf": queries.pmf, "moments": queries.moments}[point.command]
     result = function(mechanism, **options)
     return result if isinstance(result, list) else [result]
-
-
-def _python(value):
-    """``value`` with numpy scalars and Fractions as Python numbers, tuples as lists (±inf kept)."""
-    if isinstance(value, dict):
-        return {str(key): _python(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_python(item) for item in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Fraction):
-        return float(value)
-    return value
 
 
 # ----------------------------------------------------------------------------- the journal
