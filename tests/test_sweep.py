@@ -308,3 +308,19 @@ def test_the_readme_spec_is_a_valid_sweep():
     points = expand(tomllib.loads(re.search(r"```toml\n(.*?)```", section, re.S).group(1)))
     assert len(points) == 2 * 2 * 2 + 4
     assert {point.command for point in points} == {"divergence", "account"}
+
+
+def test_a_missing_extra_exits_2_naming_the_option(tmp_path, capsys, monkeypatch):
+    """Without pyarrow a .parquet output is refused naming --output; without dask.distributed a
+    sweep that is not --serial is refused naming --serial (both say which extra to install)."""
+    import importlib.util
+
+    spec = _write(tmp_path, "mixed.toml", MIXED_SPEC)
+    real = importlib.util.find_spec
+    for module, args, option in (("pyarrow", ["--serial", "--output", tmp_path / "t.parquet"], "--output"),
+                                 ("distributed", ["--output", tmp_path / "t.csv"], "--serial")):
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, module=module: None if name == module
+                            else real(name, *a))
+        code, err = _run_cli(["sweep", spec, *args], capsys)
+        assert code == 2 and err.startswith(f"rdpcalc: error: {option}:") and "rdpcalc[distributed]" in err
+    assert not list(tmp_path.glob("t.*"))

@@ -739,13 +739,13 @@ def sweep_command():
                 raise ParameterError("workers", "sizes the embedded LocalCluster: it cannot be combined with --scheduler")
             sweep.check_scheduler(scheduler)
         if not serial:
-            _require_distributed()
+            _require_module("distributed", "serial", "a sweep on dask needs dask.distributed (or give --serial)")
         points = sweep.load_spec(spec)
         target = Path(output) if output is not None else Path(Path(spec).stem + ".csv")
         check_output_file(target, "output")
         check_output_file(sweep.journal_path(target), "output")
         if sweep.table_format(target) == "parquet":
-            _require_module("pyarrow", "Parquet output")
+            _require_module("pyarrow", "output", "Parquet output needs pyarrow")
         with render.progress("sweep") as progress:
             outcome = sweep.run_sweep(points, target, resume=resume, serial=serial, scheduler=scheduler,
                                       workers=workers, checkpoint=checkpoint, progress=progress)
@@ -770,15 +770,12 @@ def sweep_command():
                              "rdpcalc sweep sweep.toml --serial"])}
 
 
-def _require_distributed() -> None:
-    _require_module("distributed", "a sweep on dask (or use --serial)", "distributed")
-
-
-def _require_module(module: str, what: str, extra: str = "distributed") -> None:
+def _require_module(module: str, parameter: str, what: str) -> None:
+    """Refuse (naming ``parameter``) when ``module`` of the ``[distributed]`` extra is missing."""
     import importlib.util
 
     if importlib.util.find_spec(module) is None:
-        raise ParameterError("spec", f"{what} needs {module}: pip install 'rdpcalc[{extra}]'")
+        raise ParameterError(parameter, f"{what}: pip install 'rdpcalc[distributed]'")
 
 
 def mechanisms_command():

@@ -134,7 +134,7 @@ class _CumulantTables:
         steepest = max(_steepest(la), _steepest(lb))
         reach = steepest + math.log(n * (len(la) - 1) + 1) + 40.0
         self.theta = np.linspace(-reach, reach, points)
-        self.cgf, self.mean, self.var = zip(*(self._moments(l) for l in (la, lb)), strict=True)
+        self.cgf, self.mean, self.var = zip(*(cumulants(l, self.theta) for l in (la, lb)), strict=True)
 
     def mirrored(self, m: int) -> _CumulantTables:
         """The tables of the mirrored components p(m−1−i): K'(θ) = θ(m−1) + K(−θ), μ'(θ) =
@@ -145,9 +145,6 @@ class _CumulantTables:
         out.mean = tuple((m - 1) - mu[::-1] for mu in self.mean)
         out.var = tuple(v[::-1] for v in self.var)
         return out
-
-    def _moments(self, l: np.ndarray):
-        return cumulants(l, self.theta)
 
     def theta_for_left_edge(self, js: np.ndarray, n: int, z: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Per row j, the θ at which μ_j(θ) − z·σ_j(θ) (the left edge of the row's window)
