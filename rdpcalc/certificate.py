@@ -1,0 +1,615 @@
+"""Certified upper bounds on the SecAgg worst case W_n(α), tight to the value found.
+
+Notation (as in :mod:`rdpcalc.worstcase`). Breakpoints b₁ < … < b_r, P_b one client's pmf at
+b (support {0 … m−1}); client 1 holds x (law P_x) or x′ (P_x′); the other N = n − 1 clients
+form a multiset M of breakpoints (for a mechanism affine between its breakpoints this loses
+nothing: :mod:`rdpcalc.worstcase`), R_M = *_{b∈M} P_b. For α > 1,
+F_α(P‖Q) = Σ_s P(s)^α Q(s)^{1−α} and D_α = log F_α/(α − 1); KL = D₁; D_∞ = log max_s P(s)/Q(s);
+
+    W_n(α) = max over x, x′ and M of D_α(P_x * R_M ‖ P_x′ * R_M).
+
+Facts (all standard): (F1) joint convexity: F_α and KL are jointly convex in (P, Q), so for a
+mixture with weights w_T that are the same under both laws, F_α(Σ w_T P_T ‖ Σ w_T Q_T) ≤
+Σ w_T F_α(P_T ‖ Q_T), and the same for KL; (F2) data processing: adding independent noise (a
+convolution with a pmf G) cannot increase F_α, KL or D_∞; (F3) shift invariance: shifting both
+laws by the same integer changes nothing.
+
+**Exhaustive.** When the multisets of the others are few enough, all of them are evaluated
+(every pair of client 1 not ruled out below): W_n itself, and the bracket closes.
+
+**Theorem A (exact and soft breakpoints).** Split the breakpoints into an *exact* group X and
+a *soft* group S. Let λ·C(d) = min over b ∈ S of P_b(m_b + d), with m_b the mode of P_b
+(:func:`split`): then every P_b (b ∈ S) is λ·C(· − m_b) + (1 − λ)·E_b with E_b a pmf. Write
+M = d ⊔ s, d a multiset of N − k exact breakpoints and s of k soft ones. With w_j =
+Bin(j; k, 1 − λ),
+
+    F_α(P_x * R_M ‖ P_x′ * R_M) ≤ Σ_j w_j V_j,   V_j = max over A ∈ MS_j(S) of
+                                                 F_α(P_x * R_d * C^{*(k−j)} * E_A ‖ P_x′ * …),
+
+and V_j ≤ max over A′ ∈ MS_{J′}(S) of F_α(P_x * R_d * C^{*c′} * E_A′ ‖ …) for any J′ ≤ j and
+c′ ≤ k − j (the *staircase*). So W_n(α) ≤ max over x, x′, k and d of (1/(α−1)) log Σ_j w_j V_j;
+for KL the same with KL in place of F_α and without the log.
+
+*Proof.* Give each soft client i an independent latent ξ_i ~ Bernoulli(1 − λ): given ξ_i = 0
+its output has law C(· − m_{s_i}), given ξ_i = 1 law E_{s_i}; marginally that is P_{s_i}. So
+R_M is the mixture over the set T of soft clients with ξ = 1 of R_d * δ_{shift_T} *
+C^{*(k−|T|)} * E_{A_T} with weights (1 − λ)^{|T|} λ^{k−|T|}, which do not depend on x; P_x * R_M
+and P_x′ * R_M are the same mixture of P_x * (component) and P_x′ * (component). (F1) bounds
+F_α of the mixture by the weighted sum over T, (F3) removes the shift, and bounding each term
+by the largest over the multisets A_T of size |T| = j gives the first display. Staircase:
+E_A = E_{A′} * E_{A∖A′} and C^{*(k−j)} = C^{*c′} * C^{*(k−j−c′)}; dropping the independent
+factors cannot increase F_α (F2). ∎
+
+Special cases: S = ∅ is the exhaustive enumeration; the bound is exact at every node with
+k = 0. What it loses is the latent's information (the mixture over j is bounded by its
+components) and the residuals the staircase drops; both are small when λ is close to 1 and the
+soft breakpoints are those whose configurations lie below the worst one.
+
+**Theorem B (data processing, D_∞).** W_n(α) ≤ W_{n′}(α) for n′ ≤ n (drop n − n′ others:
+F2), and W_{n′} is computed exhaustively. Used for α = ∞, where Theorem A's mixture bound is
+only the largest component; and since D_α ≤ D_∞, it caps every order.
+
+**The interval (the quantized Gaussian).** Where the others' inputs range over [−b, b] and
+every output's probability is unimodal in the input, min over y of P_y(i) = min(P_−b(i),
+P_b(i)): the whole interval is a soft group with λ·C = min(P_−b, P_b) and no shift, and the
+ends ±b an exact group (:func:`continuum`); the residuals, one per input of a continuum, are
+dropped by the staircase.
+
+**Pruning and the search for a certificate.** A client-1 pair whose one-client value is at
+most the value found at every order cannot attain the maximum (F2) and is left out. Each
+mirror class of the other pairs is bounded by the cheapest split first (every breakpoint soft,
+then exact groups of increasing size, :func:`candidate_splits`), keeping the first that is
+within TOLERANCE of the value found at every order (the smallest bound kept either way);
+within a split, each node takes the cheapest staircase of :data:`PLANS` that meets that
+target. The certificate is the largest bound over the nodes and pairs, and never below the
+value found. For a mirror-symmetric mechanism (D(x, x′, M) = D(−x, −x′, −M)) only one of each
+mirror pair of multisets is evaluated; both directions of every pair are. The work is bounded
+(:data:`THEOREM_A_WORK`; the exhaustive part by the search's budget): where a split does not
+fit, the classes keep the best bound found, and the caller takes the smaller of this and its
+other bounds.
+
+**Floating point.** The rows are sums of products of non-negative floats (no cancellation):
+an entry of a sum of n clients has relative error below n(m + 2)·2⁻⁵³ (the float pmfs are
+within 2⁻⁵² of the exact ones), F_α's terms (2α + 1) times that plus their own few roundings,
+its sum S·2⁻⁵³ more (S points); :func:`rounding_margin` adds twice that to every bound. For
+pmfs of full support every entry is positive in exact arithmetic, so a float 0 is an underflow
+(below 2⁻¹⁰²²): where one row underflows and the other does not, the term is bounded by the
+pair's likelihood-ratio bound ρ (never a false +∞), and where both do, by 2⁻¹⁰²²·ρ^{α−1}
+(:func:`rdpcalc.numerics.trees.log_f_terms`). F_α itself overflows past (α − 1)·D_α ≈ 700,
+which gives +∞, a valid but useless bound: Theorem A runs up to α = LARGEST_ORDER, and the
+orders above are capped by D_∞.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .numerics import trees
+
+#: Theorem A's nodes are refined until they are within this relative distance of the value found
+TOLERANCE = 0.005
+#: Theorem A runs at orders up to this; beyond it D_∞'s certificate caps the curve (D_α ≤ D_∞)
+LARGEST_ORDER = 64.0
+#: the soft group is the breakpoints below the worst ones whose common component has at least
+#: this mass (:func:`candidate_splits`)
+SOFT_SHARE = 0.9
+#: the orders at which Theorem A runs at most; between them the bound follows chords
+#: (:func:`rdpcalc.worstcase._by_chords`)
+ORDERS = 6
+#: Theorem A evaluates at most this many nodes × clients (multisets of the exact group over every
+#: k, per mirror class of pairs and split, times n: a node's cost grows with its rows' length);
+#: RQM's n = 40 headline takes about 2.5·10⁶ (10 s on two cores)
+THEOREM_A_WORK = 16_000_000
+#: the staircases of a node, tried in turn until one is within the tolerance: (J₀, J′, fine):
+#: V_j exactly for j ≤ J₀ (every residual multiset of size j), then steps with J′ residuals,
+#: single up to j = fine, then doubling (:func:`_steps`)
+PLANS = ((0, 0, 4), (1, 0, 4), (1, 1, 6), (2, 2, 8), (3, 2, 12))
+#: the largest residual multiset a staircase uses
+_LARGEST_RESIDUAL = max(max(j0, js) for j0, js, _ in PLANS)
+
+_UNIT_ROUNDOFF = 2.0**-53
+
+
+# ----------------------------------------------------------------------------- the problem
+def ratio_bounds(pmfs: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """ρ per pair and direction: max_i P_x(i)/P_x′(i) (+inf where P_x′ has a zero P_x has not),
+    which bounds the likelihood ratio of P_x * R against P_x′ * R for every pmf R."""
+    out = np.ones((len(pairs), 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for row, (i, j) in enumerate(pairs):
+            for direction, (a, b) in enumerate(((pmfs[i], pmfs[j]), (pmfs[j], pmfs[i]))):
+                out[row, direction] = float(np.max(np.where(a > 0, a / b, 0.0)))
+    return out
+
+
+def rounding_margin(alpha: float, clients: int, outputs: int) -> float:
+    """What is added to a bound on D_α (module docstring, floating point): twice the rounding of
+    the rows and of the sum over S = clients·(outputs − 1) + 1 points (the entries that
+    underflowed are bounded in the kernel, :func:`rdpcalc.numerics.trees.log_f_terms`)."""
+    if alpha == math.inf:
+        return 0.0
+    support = clients * (outputs - 1) + 1
+    entry = clients * (outputs + 2) * _UNIT_ROUNDOFF
+    if alpha == 1:
+        return 2 * (3 * entry + support * _UNIT_ROUNDOFF)
+    powers = 4 * alpha + 2 * trees.ROOTS + 8  # a term's own rounding: square roots, products, exp and log
+    return 2 * ((2 * alpha + 1) * entry + (support + powers) * _UNIT_ROUNDOFF) / (alpha - 1)
+
+
+def _scale(alphas: Sequence[float]) -> np.ndarray:
+    """α − 1 per order (1 for KL and D_∞): the kernel's log F_α is (α − 1)·D_α."""
+    return np.array([1.0 if alpha in (1, math.inf) else alpha - 1 for alpha in alphas])
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What every bound here shares: the breakpoints' float pmfs (rows, one client each), the
+    unordered client-1 pairs in play (both directions are evaluated), the orders (1 for KL,
+    finite, or ∞), the mirror map of the breakpoints (None: not mirror-symmetric) and the number
+    of clients in the sum."""
+
+    pmfs: np.ndarray
+    pairs: tuple[tuple[int, int], ...]
+    alphas: tuple[float, ...]
+    mirror: tuple[int, ...] | None
+    clients: int
+
+    @property
+    def others(self) -> int:
+        return self.clients - 1
+
+    def with_pairs(self, pairs) -> Problem:
+        return Problem(self.pmfs, tuple(pairs), self.alphas, self.mirror, self.clients)
+
+    def margins(self) -> np.ndarray:
+        return np.array([rounding_margin(alpha, self.clients, self.pmfs.shape[1]) for alpha in self.alphas])
+
+    def kernel_pairs(self) -> tuple:
+        """The kernel's pairs: the pmfs of client 1's inputs in play, each pair as two indices
+        into them, and ρ per pair and direction."""
+        used = sorted({index for pair in self.pairs for index in pair})
+        return (np.ascontiguousarray(self.pmfs[used]), np.array([used.index(i) for i, _ in self.pairs], dtype=np.int64),
+                np.array([used.index(j) for _, j in self.pairs], dtype=np.int64), ratio_bounds(self.pmfs, self.pairs))
+
+    def kernel_orders(self, targets: np.ndarray | None) -> tuple:
+        """The kernel's orders: the orders, their codes, and the targets in the kernel's units
+        (log F_α; KL and D_∞ as they are), margins taken off (−inf: no target)."""
+        wanted = np.full(len(self.alphas), -np.inf) if targets is None else \
+            (np.asarray(targets, dtype=float) - self.margins()) * _scale(self.alphas)
+        return (np.array(self.alphas, dtype=float), *trees.order_codes(self.alphas), wanted)
+
+
+def mirror_classes(pairs: Sequence[tuple[int, int]], mirror: Sequence[int] | None) -> list[tuple[tuple[int, int], ...]]:
+    """The unordered pairs grouped with their mirror images (x, x′) ↦ (−x, −x′): evaluated
+    together, one of each mirror pair of multisets suffices (module docstring)."""
+    seen, classes = set(), []
+    for pair in pairs:
+        key = tuple(sorted(pair))
+        if key in seen:
+            continue
+        members = [key]
+        if mirror is not None:
+            image = tuple(sorted((mirror[pair[0]], mirror[pair[1]])))
+            if image != key:
+                members.append(image)
+        seen.update(members)
+        classes.append(tuple(members))
+    return classes
+
+
+def _mirror_of(kinds: Sequence[int], mirror: Sequence[int] | None) -> np.ndarray:
+    """The mirror map restricted to ``kinds`` (positions), or [−1] when the kinds are not
+    closed under it (then no multiset is skipped)."""
+    if mirror is None or not len(kinds) or any(mirror[k] not in kinds for k in kinds):
+        return np.array([-1], dtype=np.int64)
+    return np.array([list(kinds).index(mirror[k]) for k in kinds], dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------- Theorem A's split
+@dataclass(frozen=True)
+class Split:
+    """Theorem A's groups: ``exact`` and ``soft`` (indices of breakpoints), the soft group's
+    common component C with mass ``share`` (λ), and its residuals E_b (rows, one per soft
+    breakpoint, on the support of P_b)."""
+
+    exact: tuple[int, ...]
+    soft: tuple[int, ...]
+    share: float
+    component: np.ndarray
+    residuals: np.ndarray
+
+    def nodes(self, others: int) -> int:
+        """Multisets of the exact group over every k = 0 … others: C(others + |X|, |X|)."""
+        return math.comb(others + len(self.exact), len(self.exact))
+
+
+def split(pmfs: np.ndarray, exact: Sequence[int], soft: Sequence[int]) -> Split:
+    """The common component of the soft breakpoints' pmfs, each aligned at its mode: λ·C(d) =
+    min over b ∈ S of P_b(m_b + d), and E_b = (P_b − λ·C(· − m_b))/(1 − λ) ≥ 0 (module
+    docstring, Theorem A)."""
+    rows = pmfs[list(soft)]
+    modes = rows.argmax(axis=1)
+    width = rows.shape[1]
+    offsets = range(-int(modes.max()), width - int(modes.min()))
+    shared = np.array([min(row[mode + d] if 0 <= mode + d < width else 0.0 for row, mode in zip(rows, modes))
+                       for d in offsets])
+    kept = np.nonzero(shared)[0]
+    shared = shared[kept[0] : kept[-1] + 1]
+    first = offsets[kept[0]]
+    share = float(shared.sum())
+    residuals = np.empty_like(rows)
+    for index, (row, mode) in enumerate(zip(rows, modes)):
+        rest = row.copy()
+        rest[mode + first : mode + first + len(shared)] -= shared
+        residuals[index] = np.maximum(rest, 0.0) / (1.0 - share) if share < 1 else row
+    return Split(tuple(exact), tuple(soft), share, shared / share, residuals)
+
+
+def candidate_splits(pmfs: np.ndarray, rankings: Sequence[Sequence[int]], mirror: Sequence[int] | None) -> list[Split]:
+    """The exact groups tried, cheapest first: for each ranking of the breakpoints (worst first,
+    e.g. by the value of their homogeneous configuration at one order), the fewest worst
+    breakpoints (with their mirror images) whose complement has a common component of mass at
+    least SOFT_SHARE; and each single breakpoint with its mirror image whose complement has."""
+    found: dict[tuple[int, ...], Split] = {}
+    for index in range(len(pmfs)):
+        exact = sorted({index, mirror[index]} if mirror is not None else {index})
+        soft = [i for i in range(len(pmfs)) if i not in exact]
+        if soft:
+            candidate = split(pmfs, exact, soft)
+            if candidate.share >= SOFT_SHARE:
+                found.setdefault(candidate.exact, candidate)
+    for ranking in rankings:
+        exact: list[int] = []
+        for index in ranking:
+            if index in exact:
+                continue
+            exact.append(index)
+            if mirror is not None and mirror[index] not in exact:
+                exact.append(mirror[index])
+            soft = [i for i in range(len(pmfs)) if i not in exact]
+            if not soft:
+                break
+            candidate = split(pmfs, sorted(exact), soft)
+            if candidate.share >= SOFT_SHARE:
+                found.setdefault(candidate.exact, candidate)
+                break
+    return sorted(found.values(), key=lambda chosen: len(chosen.exact))
+
+
+# ----------------------------------------------------------------------------- staircases
+@dataclass(frozen=True)
+class _Cascade:
+    """Theorem A's staircases for one k, cheapest first, as the kernel takes them: the distinct
+    slots (each the number of C factors and the residual set, its size − 1, −1 for none), for
+    each staircase the slot bounding each V_j, and the log weights log Bin(j; k, 1 − λ)."""
+
+    positions: np.ndarray
+    sets: np.ndarray
+    plan_slots: np.ndarray
+    log_weights: np.ndarray
+
+    @staticmethod
+    def single() -> _Cascade:
+        """One slot, the row itself (k = 0): the exhaustive enumeration."""
+        return _Cascade(np.array([0], dtype=np.int64), np.array([-1], dtype=np.int64),
+                        np.zeros((1, 1), dtype=np.int64), np.array([0.0]))
+
+    @staticmethod
+    def make(k: int, share: float, plans: Sequence[tuple[int, int, int]]) -> _Cascade:
+        table: dict[tuple[int, int], int] = {}
+        plan_slots = np.empty((len(plans), k + 1), dtype=np.int64)
+        for index, (exact_up_to, residuals, fine) in enumerate(plans):
+            for low, high, size in _steps(k, exact_up_to, residuals, fine):
+                plan_slots[index, low : high + 1] = table.setdefault((k - high, size - 1), len(table))
+        keys = list(table)
+        return _Cascade(np.array([c for c, _ in keys], dtype=np.int64), np.array([s for _, s in keys], dtype=np.int64),
+                        plan_slots, np.array([_log_binomial(k, j, 1.0 - share) for j in range(k + 1)]))
+
+    def kernel_plan(self, component: np.ndarray) -> tuple:
+        return component, self.positions, self.sets, self.plan_slots, self.log_weights
+
+
+def _steps(k: int, exact_up_to: int, residuals: int, fine: int):
+    """The staircase (J₀, J′, fine) as (j_low, j_high, residual multiset size) per step: V_j
+    exactly for j ≤ J₀ (every residual multiset of size j with C^{k−j}), then steps covering
+    [low, high] with C^{k−high} and min(J′, low) residuals, single up to j = fine, then
+    doubling."""
+    for j in range(min(exact_up_to, k) + 1):
+        yield j, j, j
+    low, step = exact_up_to + 1, 1
+    while low <= k:
+        high = min(k, low + step - 1)
+        yield low, high, min(residuals, low)
+        low = high + 1
+        if low > fine:
+            step *= 2
+
+
+def _log_binomial(trials: int, k: int, p: float) -> float:
+    """log Bin(k; trials, p), with 0·log 0 = 0."""
+    value = math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
+    if k:
+        value += k * math.log(p) if p > 0 else -math.inf
+    if trials - k:
+        value += (trials - k) * math.log1p(-p) if p < 1 else -math.inf
+    return value
+
+
+def _multisets(size: int, kinds: int):
+    """Count vectors of the multisets of ``size`` over ``kinds``."""
+    if kinds == 1:
+        yield (size,)
+        return
+    for first in range(size, -1, -1):
+        for rest in _multisets(size - first, kinds - 1):
+            yield (first, *rest)
+
+
+def _residual_rows(residuals: np.ndarray) -> tuple:
+    """The residual rows E_A of the soft group for |A| = 1 … _LARGEST_RESIDUAL, padded into one
+    array, their lengths, and where each size's rows start (the kernel's residual sets)."""
+    rows, starts = [], [0]
+    for size in range(1, _LARGEST_RESIDUAL + 1):
+        for counts in _multisets(size, len(residuals)):
+            row = np.array([1.0])
+            for kind, count in enumerate(counts):
+                for _ in range(count):
+                    row = np.convolve(row, residuals[kind])
+            rows.append(row)
+        starts.append(len(rows))
+    padded = np.zeros((len(rows), max(len(row) for row in rows)))
+    for index, row in enumerate(rows):
+        padded[index, : len(row)] = row
+    return padded, np.array([len(row) for row in rows], dtype=np.int64), np.array(starts, dtype=np.int64)
+
+
+_NO_RESIDUALS = (np.zeros((1, 1)), np.array([1], dtype=np.int64), np.array([0, 1], dtype=np.int64))
+
+
+# ----------------------------------------------------------------------------- the bounds
+@dataclass(frozen=True)
+class Best:
+    """The largest bound per order over a family of nodes (margins included), and where: per
+    order the count vector of the others over the breakpoints (None for Theorem A's mixtures)
+    and the ordered pair (x, x′) as breakpoint indices."""
+
+    values: np.ndarray
+    others: list
+    pairs: list
+
+
+def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, residuals: tuple, component: np.ndarray,
+          targets: np.ndarray | None) -> Best:
+    """The kernel over every multiset of ``size`` clients of ``kinds``, each with the cascade's
+    staircases; the largest per order."""
+    orders = len(problem.alphas)
+    best = np.full((size + 1, orders), -np.inf)
+    where = np.full((size + 1, orders), -1, dtype=np.int64)
+    counts = np.zeros((size + 1, orders, len(kinds)), dtype=np.int64)
+    trees.kernels().leaf_bounds(np.array([1.0]), np.ascontiguousarray(problem.pmfs[list(kinds)]), size,
+                      _mirror_of(kinds, problem.mirror), cascade.kernel_plan(component), residuals,
+                      problem.kernel_pairs(), problem.kernel_orders(targets), best, where, counts)
+    task = np.argmax(best, axis=0)
+    values = best[task, range(orders)] / _scale(problem.alphas) + problem.margins()
+    others, pairs = [], []
+    for order, chosen in enumerate(task):
+        code = int(where[chosen, order])
+        pair = problem.pairs[code // 2] if code >= 0 else (0, 0)
+        pairs.append(pair if code % 2 == 0 else pair[::-1])
+        full = np.zeros(len(problem.pmfs), dtype=np.int64)
+        full[list(kinds)] = counts[chosen, order]
+        others.append(full)
+    return Best(values, others, pairs)
+
+
+def one_client(problem: Problem) -> np.ndarray:
+    """Per pair (rows) and order, D_α of one client in the larger direction: by data processing
+    it bounds every configuration of that pair."""
+    out = np.empty((len(problem.pairs), len(problem.alphas)))
+    for row, pair in enumerate(problem.pairs):
+        out[row] = _tree(problem.with_pairs([pair]), [0], 0, _Cascade.single(), _NO_RESIDUALS, np.array([1.0]),
+                         None).values
+    return out
+
+
+def homogeneous(problem: Problem) -> np.ndarray:
+    """Per breakpoint (rows) and order, the kernel's bound on the largest D_α over the pairs with
+    every other client at that breakpoint (an upper bound, where the rows underflow): it ranks
+    the breakpoints for the exact group (:func:`candidate_splits`)."""
+    return np.array([_tree(problem, [kind], problem.others, _Cascade.single(), _NO_RESIDUALS, np.array([1.0]),
+                           None).values for kind in range(len(problem.pmfs))])
+
+
+def exhaustive(problem: Problem) -> Best:
+    """Every multiset of the others over every breakpoint (module docstring): the worst case
+    itself, with its configuration."""
+    return _tree(problem, range(len(problem.pmfs)), problem.others, _Cascade.single(), _NO_RESIDUALS, np.array([1.0]),
+                 None)
+
+
+def theorem_a(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS, soft: Sequence[int] | None = None) -> np.ndarray:
+    """Theorem A over every k (or those in ``soft``) and every multiset of the exact group
+    (module docstring): each node with the staircases of ``plans`` in turn until one is at most
+    ``targets`` at every order (the smallest is kept); the largest bound per order."""
+    residuals = _residual_rows(chosen.residuals) if len(chosen.residuals) else _NO_RESIDUALS
+    best = np.full(len(problem.alphas), -np.inf)
+    if not chosen.exact:  # every other client soft: one node
+        soft = [problem.others]
+    for k in range(problem.others + 1) if soft is None else soft:
+        found = _tree(problem, chosen.exact, problem.others - k, _Cascade.make(k, chosen.share, plans), residuals,
+                      chosen.component, targets)
+        best = np.maximum(best, found.values)
+    return best
+
+
+#: staircases without residuals, for a soft group whose residuals are not enumerable (a continuum)
+PLANS_WITHOUT_RESIDUALS = ((0, 0, 4), (0, 0, 16), (0, 0, 64))
+
+
+def continuum(pmfs: np.ndarray, clients: int, alphas: Sequence[float], found: np.ndarray) -> tuple[np.ndarray, str]:
+    """Theorem A for a mechanism whose others range over a continuum [−b, b] on which every
+    output's probability is unimodal in the input (``pmfs``: the rows at −b and b; client 1's
+    pair (−b, b) in both directions — where the mechanism's own argument puts it). Then
+    min over y ∈ [−b, b] of P_y(i) = min(P_−b(i), P_b(i)), so with λ·C = min(P_−b, P_b) every
+    other client's pmf is λ·C + (1 − λ)·E_y, E_y ≥ 0: the soft group is the whole interval (its
+    residuals, one per input, are dropped by the staircase), and the exact group the two ends
+    {−b, b}, enumerated over every k while the nodes fit THEOREM_A_WORK (else every other client
+    is soft, k = n − 1)."""
+    shared = np.minimum(pmfs[0], pmfs[1])
+    share = float(shared.sum())
+    chosen = Split((0, 1), (), share, shared / share, np.zeros((0, pmfs.shape[1])))
+    problem = Problem(pmfs, ((0, 1),), tuple(alphas), (1, 0), clients)
+    ends = chosen.nodes(problem.others) // 2 * clients <= THEOREM_A_WORK
+    bound = theorem_a(problem, chosen, np.asarray(found) * (1 + TOLERANCE), PLANS_WITHOUT_RESIDUALS,
+                      None if ends else [problem.others])
+    groups = "every other client at ±b exact, the rest" if ends else "every other client"
+    return bound, (f"Theorem A over the input interval: {groups} through the interval's common component "
+                   f"(λ = {share:.4f}, the smaller of the pmfs at ±b: each output's probability is unimodal in the "
+                   "input)")
+
+
+def multisets(size: int, kinds: int) -> int:
+    """The number of multisets of ``size`` elements from ``kinds`` kinds: C(size + kinds − 1, kinds − 1)."""
+    return math.comb(size + kinds - 1, kinds - 1)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Per order an upper bound on W_n(α) (+inf where none of this module's bounds applies),
+    what it rests on, and, when the enumeration was exhaustive, the configuration attaining
+    the maximum (:class:`Best`)."""
+
+    upper: np.ndarray
+    text: str
+    exhaustive: Best | None = None
+
+
+#: certificates kept for reuse within a process (a calibration or a sweep asks again for the same)
+_REMEMBERED = 32
+_memory: dict = {}
+
+
+def certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],
+            found: np.ndarray | None, budget: int) -> Certificate:
+    """:func:`_certify`, remembered for the last _REMEMBERED distinct questions (the same pmfs,
+    clients, orders, values found and budget give the same certificate)."""
+    key = (pmfs.tobytes(), pmfs.shape, None if mirror is None else tuple(mirror), clients, tuple(alphas),
+           None if found is None else np.asarray(found, dtype=float).tobytes(), budget)
+    if key not in _memory:
+        if len(_memory) >= _REMEMBERED:
+            _memory.pop(next(iter(_memory)))
+        _memory[key] = _certify(pmfs, mirror, clients, alphas, found, budget)
+    return _memory[key]
+
+
+def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],
+             found: np.ndarray | None, budget: int) -> Certificate:
+    """The tightest of this module's bounds on W_n(α), per order: exhaustive when the others'
+    multisets number at most ``budget``; otherwise Theorem B at ∞ (n′ − 1 the most others whose
+    multisets fit ``budget``), which caps every order, and Theorem A at the finite orders up to
+    LARGEST_ORDER, each mirror class of pairs with the cheapest split that brings it within
+    TOLERANCE of ``found`` (values attained, per order: the search's) while the nodes fit
+    THEOREM_A_WORK. Pairs whose one-client value is at most the value found at every order are
+    left out (data processing)."""
+    alphas = list(alphas)
+    r = len(pmfs)
+    everything = Problem(pmfs, tuple((i, j) for i in range(r) for j in range(i + 1, r)), tuple(alphas), mirror, clients)
+    single = one_client(everything)
+    if multisets(everything.others, r) <= budget:
+        best = exhaustive(everything.with_pairs(_contenders(everything, single, found) or everything.pairs))
+        return Certificate(best.values, "exhaustive: every multiset of the others", best)
+    problem = everything.with_pairs([pair for pair, values in zip(everything.pairs, single) if np.any(values > found)])
+    if not problem.pairs:
+        return Certificate(np.max(single, axis=0), "one client (data processing): no pair's one-client value exceeds "
+                                                   "the value found")
+    upper = np.full(len(alphas), math.inf)
+    texts = []
+    finite = [index for index, alpha in enumerate(alphas) if alpha <= LARGEST_ORDER]
+    if finite:
+        bound, text = _theorem_a_all(problem, [alphas[i] for i in finite], found[finite])
+        upper[finite] = np.minimum(upper[finite], bound)
+        texts.append(text)
+    infinity = [index for index, alpha in enumerate(alphas) if alpha == math.inf]
+    if infinity:
+        cap, text = theorem_b(problem, float(found[infinity[0]]), budget)
+        upper = np.minimum(upper, cap)
+        texts.append(text)
+    return Certificate(upper, "; ".join(texts))
+
+
+def _contenders(problem: Problem, single: np.ndarray, found: np.ndarray) -> list[tuple[int, int]]:
+    """The pairs that may attain the maximum at some order: at the finite orders up to
+    LARGEST_ORDER those whose mirror class Theorem A with the cheapest split does not bound by
+    ``found`` (values attained), elsewhere those whose one-client value (``single``, per pair
+    and order) exceeds it (data processing)."""
+    cheap = [i for i, alpha in enumerate(problem.alphas) if alpha <= LARGEST_ORDER]
+    rest = [i for i in range(len(problem.alphas)) if i not in cheap]
+    kept = {pair for pair, values in zip(problem.pairs, single) if np.any(values[rest] > found[rest])}
+    open_ = [pair for pair, values in zip(problem.pairs, single) if np.any(values[cheap] > found[cheap])]
+    if not open_:
+        return sorted(kept)
+    sub = Problem(problem.pmfs, tuple(open_), tuple(problem.alphas[i] for i in cheap), problem.mirror, problem.clients)
+    values = homogeneous(sub)
+    rankings = {tuple(int(i) for i in np.argsort(-values[:, order], kind="stable")) for order in range(len(cheap))}
+    splits = candidate_splits(problem.pmfs, sorted(rankings), problem.mirror)
+    for members in mirror_classes(open_, problem.mirror):
+        if not splits or np.any(theorem_a(sub.with_pairs(members), splits[0], found[cheap]) > found[cheap]):
+            kept.update(pair for pair in open_ if tuple(sorted(pair)) in members)
+    return sorted(kept)
+
+
+def theorem_b(problem: Problem, found: float, budget: int) -> tuple[float, str]:
+    """D_∞ ≤ W_{n′}(∞) (Theorem B), exhaustive over the largest number of others whose multisets
+    number at most ``budget``, over the pairs whose one-client D_∞ exceeds ``found``; every
+    order is capped by it (D_α ≤ D_∞)."""
+    at_infinity = Problem(problem.pmfs, problem.pairs, (math.inf,), problem.mirror, problem.clients)
+    single = one_client(at_infinity)[:, 0]
+    pairs = tuple(pair for pair, value in zip(problem.pairs, single) if value > found)
+    if not pairs:
+        return float(np.max(single)), "α = ∞: one client (data processing)"
+    kinds = len(problem.pmfs)
+    size = max(j for j in range(problem.others) if j == 0 or multisets(j, kinds) <= budget)
+    value = float(exhaustive(Problem(problem.pmfs, pairs, (math.inf,), problem.mirror, size + 1)).values[0])
+    return value, f"α = ∞ (a cap on every order): exhaustive over {size} other client{'s' if size != 1 else ''} " \
+                  "(data processing)"
+
+
+def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray) -> tuple[np.ndarray, str]:
+    """Theorem A at the finite orders ``alphas``: per mirror class of pairs, the candidate splits
+    (from the homogeneous configurations' ranking at each order) cheapest first until one is
+    within TOLERANCE of ``found``, as long as the nodes fit THEOREM_A_WORK; +inf where some
+    class got no split."""
+    sub = Problem(problem.pmfs, problem.pairs, tuple(alphas), problem.mirror, problem.clients)
+    values = homogeneous(sub)
+    rankings = {tuple(int(i) for i in np.argsort(-values[:, order], kind="stable")) for order in range(len(alphas))}
+    everything_soft = split(problem.pmfs, (), range(len(problem.pmfs)))
+    splits = [everything_soft, *candidate_splits(problem.pmfs, sorted(rankings), problem.mirror)]
+    targets = found * (1 + TOLERANCE)
+    work = 0
+    bound = np.full(len(alphas), -np.inf)
+    used: set[tuple[int, ...]] = set()
+    pending = mirror_classes(problem.pairs, problem.mirror)
+    best = {members: np.full(len(alphas), math.inf) for members in pending}
+    for chosen in splits:  # class by class: a class within the tolerance needs no costlier split
+        cost = chosen.nodes(problem.others) // (2 if problem.mirror is not None else 1) * problem.clients
+        still = []
+        for members in pending:
+            if work + cost > THEOREM_A_WORK:
+                still.append(members)
+                continue
+            work += cost
+            used.add(chosen.exact)
+            values = theorem_a(sub.with_pairs(members), chosen, targets, PLANS if chosen.exact else PLANS_WITHOUT_RESIDUALS)
+            best[members] = np.minimum(best[members], values)
+            if not np.all(best[members] <= targets):
+                still.append(members)
+        pending = still
+    for values in best.values():
+        bound = np.maximum(bound, values)
+    groups = "; ".join(f"{len(chosen.exact)} exact + {len(chosen.soft)} soft breakpoints, λ = {chosen.share:.4f}"
+                       for chosen in splits if chosen.exact in used and chosen.exact) or "every breakpoint soft"
+    return bound, f"Theorem A ({groups}; nodes refined to within {TOLERANCE:.1%} of the value found)"

@@ -1,0 +1,431 @@
+"""Compiled kernels of the certified worst case (:mod:`rdpcalc.certificate`): the sums of every
+multiset of clients, built as a tree of short convolutions in the linear domain, and a
+divergence bound evaluated at each leaf.
+
+A multiset of ``e`` clients over ``t`` kinds is a non-decreasing sequence of kinds; each node of
+the tree adds one client of a kind at least its parent's last, so each multiset is made once,
+by one convolution with a pmf of ``m`` taps from its parent's row. The rows are pmfs (sums of
+products of non-negative floats): each entry has a relative rounding error of at most
+(number of products) · 2⁻⁵³, so no cancellation can occur; an entry below the smallest float
+underflows to 0, which :func:`log_f_terms` bounds (it never turns into a false +∞ or a
+dropped term without a bound).
+
+The kernels are plain Python functions, compiled by numba the first time :func:`kernels` is
+called (not at import: numba takes half a second to load, and the command line starts without
+it); without numba they run as Python, the same code either way. The tests check them against
+the fast engine's log-domain convolutions and divergences, which share no code with them.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+#: the loops of these functions are compiled (each calls only the ones before it), and those of
+#: PARALLEL with prange run in parallel
+SERIAL = ("_power", "convolve_into", "log_f_terms", "_combine", "_slot", "_leaf", "_space", "_width",
+          "_mirror_skipped", "_keep")
+PARALLEL = ("leaf_bounds",)
+prange = range  # numba.prange once compiled
+_compiled = False
+
+
+def kernels():
+    """This module with its kernels compiled by numba (once per process; from numba's on-disk
+    cache after the first run), or as Python where numba is missing."""
+    global _compiled, prange
+    if not _compiled:
+        try:
+            import numba  # imported here, not at start-up (half a second)
+        except ImportError:  # pragma: no cover - numba is a dependency; the Python path is the same code
+            pass
+        else:
+            prange = numba.prange
+            for name in SERIAL:
+                globals()[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(globals()[name])
+            for name in PARALLEL:
+                globals()[name] = numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")(globals()[name])
+        _compiled = True
+    return sys.modules[__name__]
+
+
+#: order codes of :func:`log_f_terms`: KL, D_∞, an order whose α − 1 is p/2^k (POWER: k square
+#: roots and an integer power p, no exp or log), or any other (GENERAL, through exp and log)
+KL, INFINITY, GENERAL, POWER = -1, -2, 0, 1
+#: the most square roots of a POWER order (α − 1 = p/2^k, k ≤ this)
+ROOTS = 6
+
+
+def order_codes(alphas) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per order its code, and for POWER orders k and p with α − 1 = p/2^k (p < 2^12)."""
+    codes, roots, powers = [], [], []
+    for alpha in alphas:
+        k, p = 0, 0
+        if alpha == 1:
+            code = KL
+        elif alpha == math.inf:
+            code = INFINITY
+        else:
+            code = GENERAL
+            for k in range(ROOTS + 1):
+                scaled = (float(alpha) - 1.0) * 2**k
+                if scaled.is_integer() and 1 <= scaled < 4096:
+                    code, p = POWER, int(scaled)
+                    break
+        codes.append(code)
+        roots.append(k if code == POWER else 0)
+        powers.append(p)
+    return np.array(codes, dtype=np.int64), np.array(roots, dtype=np.int64), np.array(powers, dtype=np.int64)
+
+
+def _power(base, exponent):
+    result = 1.0
+    while exponent:
+        if exponent & 1:
+            result *= base
+        exponent >>= 1
+        if exponent:
+            base *= base
+    return result
+
+
+def convolve_into(out, a, length_a, b, length_b):
+    """out[:length_a + length_b − 1] = a[:length_a] * b[:length_b] (direct convolution; the
+    inner loop runs along ``a``, contiguous)."""
+    for s in range(length_a + length_b - 1):
+        out[s] = 0.0
+    for j in range(length_b):
+        weight = b[j]
+        if weight != 0.0:
+            for i in range(length_a):
+                out[i + j] += a[i] * weight
+
+
+def log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_backward, out_forward, out_backward):
+    """For each order, both directions between the rows ``tx`` and ``ty`` (same mass Z):
+    log F_α = log Σ tx^α ty^{1−α} − log Z (α > 1), KL = Σ (tx log(tx/ty) − tx + ty) / Z (each
+    term ≥ 0), D_∞ = max log(tx/ty). An entry where one row underflowed to 0 and the other did
+    not (both are positive in exact arithmetic) adds its largest possible term, tx·ρ^{α−1} with
+    ρ ≥ tx/ty the pair's likelihood-ratio bound (``rho_forward``; ``rho_backward`` for ty/tx),
+    so the value stays an upper bound; ρ = +inf gives +inf. An entry 0 in both rows adds the
+    largest term its mass (below 2^−1022) can carry."""
+    mass = 0.0
+    lonely = False  # an entry positive in one row only
+    vanished = 0  # entries 0 in both rows: positive in exact arithmetic (full support), below 2^−1022
+    for s in range(length):
+        mass += tx[s]
+        if (tx[s] == 0.0) != (ty[s] == 0.0):
+            lonely = True
+        elif tx[s] == 0.0:
+            vanished += 1
+    log_mass = math.log(mass)
+    orders = alphas.shape[0]
+    sums_forward = np.zeros(orders)
+    sums_backward = np.zeros(orders)
+    largest_forward = 0.0
+    largest_backward = 0.0
+    logs = False  # KL and orders that are not p/2^k share one log per entry
+    deepest = 0  # square roots shared by the POWER orders
+    for o in range(orders):
+        if codes[o] == KL or codes[o] == GENERAL:
+            logs = True
+        if codes[o] == POWER:
+            deepest = max(deepest, roots[o])
+    chain = np.empty(ROOTS + 1)
+    for s in range(length):
+        a = tx[s]
+        b = ty[s]
+        if a > 0.0 and b > 0.0:
+            ratio = a / b
+            largest_forward = max(largest_forward, ratio)
+            largest_backward = max(largest_backward, b / a)
+            log_ratio = math.log(ratio) if logs else 0.0
+            chain[0] = ratio
+            for k in range(1, deepest + 1):
+                chain[k] = math.sqrt(chain[k - 1])
+            for o in range(orders):
+                code = codes[o]
+                if code == POWER:
+                    factor = _power(chain[roots[o]], powers[o])
+                    sums_forward[o] += a * factor
+                    sums_backward[o] += b / factor
+                elif code == KL:
+                    sums_forward[o] += a * log_ratio - a + b
+                    sums_backward[o] += -b * log_ratio - b + a
+                elif code == GENERAL:
+                    factor = math.exp((alphas[o] - 1.0) * log_ratio)
+                    sums_forward[o] += a * factor
+                    sums_backward[o] += b / factor
+    for o in range(orders):
+        code = codes[o]
+        alpha = alphas[o]
+        forward = largest_forward if code == INFINITY else sums_forward[o]
+        backward = largest_backward if code == INFINITY else sums_backward[o]
+        if lonely:
+            for s in range(length):
+                a = tx[s]
+                b = ty[s]
+                if (a == 0.0) == (b == 0.0):
+                    continue
+                if b == 0.0:  # forward's term a·(a/b)^{α−1} ≤ a·ρ^{α−1}; backward's b·(b/a)^{α−1} ≈ 0
+                    if code == INFINITY:
+                        forward = max(forward, rho_forward)
+                    elif code == KL:
+                        forward += a * math.log(rho_forward) if rho_forward < np.inf else np.inf
+                        backward += a
+                    else:
+                        forward += a * rho_forward ** (alpha - 1.0)
+                else:
+                    if code == INFINITY:
+                        backward = max(backward, rho_backward)
+                    elif code == KL:
+                        backward += b * math.log(rho_backward) if rho_backward < np.inf else np.inf
+                        forward += b
+                    else:
+                        backward += b * rho_backward ** (alpha - 1.0)
+        if vanished:  # each such entry's term is at most 2^−1022·ρ^{α−1} (KL: 2^−1022·(log ρ + 1))
+            if code == INFINITY:
+                forward = max(forward, rho_forward)
+                backward = max(backward, rho_backward)
+            elif code == KL:
+                forward += vanished * 2.0**-1022 * (math.log(rho_forward) + 1.0)
+                backward += vanished * 2.0**-1022 * (math.log(rho_backward) + 1.0)
+            else:
+                forward += vanished * 2.0**-1022 * rho_forward ** (alpha - 1.0)
+                backward += vanished * 2.0**-1022 * rho_backward ** (alpha - 1.0)
+        if code == KL:
+            out_forward[o] = forward / mass
+            out_backward[o] = backward / mass
+        elif code == INFINITY:
+            out_forward[o] = math.log(forward) if forward > 0 else -np.inf
+            out_backward[o] = math.log(backward) if backward > 0 else -np.inf
+        else:
+            out_forward[o] = math.log(forward) - log_mass
+            out_backward[o] = math.log(backward) - log_mass
+
+
+def _combine(log_weights, slot_values, slots_of_j, alpha, code):
+    """The mixture bound over the latent count j: log Σ_j w_j e^{u_j} (α > 1), Σ_j w_j u_j (KL),
+    max_j u_j over w_j > 0 (D_∞), with u_j = slot_values[slots_of_j[j]]."""
+    count = log_weights.shape[0]
+    if code == KL:
+        total = 0.0
+        for j in range(count):
+            if log_weights[j] > -np.inf:
+                value = slot_values[slots_of_j[j]]
+                if value == np.inf:
+                    return np.inf
+                total += math.exp(log_weights[j]) * value
+        return total
+    peak = -np.inf
+    for j in range(count):
+        if log_weights[j] > -np.inf:
+            peak = max(peak, slot_values[slots_of_j[j]] + (0.0 if code == INFINITY else log_weights[j]))
+    if code == INFINITY or peak == np.inf or peak == -np.inf:
+        return peak
+    total = 0.0
+    for j in range(count):
+        if log_weights[j] > -np.inf:
+            total += math.exp(slot_values[slots_of_j[j]] + log_weights[j] - peak)
+    return peak + math.log(total)
+
+
+def _slot(s, chained, lengths, slot_position, slot_set, residual, pairs, orders, extra, totals, forward, backward,
+          values):
+    """log F_α (KL) of every pair and direction at slot ``s``: its chain row, times each residual
+    row of its set (the largest over them), into values[s]."""
+    residuals, residual_lengths, set_start = residual
+    totals_pmfs, pair_first, pair_second, rho = pairs
+    alphas, codes, roots, powers, targets = orders
+    taps = totals_pmfs.shape[1]
+    p = slot_position[s]
+    for pair in range(pair_first.shape[0]):
+        for o in range(alphas.shape[0]):
+            values[s, pair, 0, o] = -np.inf
+            values[s, pair, 1, o] = -np.inf
+    first, last = (set_start[slot_set[s]], set_start[slot_set[s] + 1]) if slot_set[s] >= 0 else (0, 1)
+    for variant in range(first, last):
+        if slot_set[s] >= 0:
+            convolve_into(extra, chained[p], lengths[p], residuals[variant], residual_lengths[variant])
+            source = extra
+            size = lengths[p] + residual_lengths[variant] - 1
+        else:
+            source = chained[p]
+            size = lengths[p]
+        for kind in range(totals_pmfs.shape[0]):
+            convolve_into(totals[kind], source, size, totals_pmfs[kind], taps)
+        for pair in range(pair_first.shape[0]):
+            log_f_terms(totals[pair_first[pair]], totals[pair_second[pair]], size + taps - 1, alphas, codes, roots,
+                        powers, rho[pair, 0], rho[pair, 1], forward, backward)
+            for o in range(alphas.shape[0]):
+                values[s, pair, 0, o] = max(values[s, pair, 0, o], forward[o])
+                values[s, pair, 1, o] = max(values[s, pair, 1, o], backward[o])
+
+
+def _leaf(row, length, plan, residual, pairs, orders, space, plans, out_bound, out_pair):
+    """The bound of one leaf (or, by data processing, of a subtree): its row times C^p along the
+    chain; each plan in turn — its slots' log F (KL) computed once and shared by the plans —
+    mixed over j (:func:`_combine`), the largest over pairs and directions per order; the
+    smallest over the plans tried (each is valid; at most ``plans`` of them), stopping at the
+    first plan at most ``targets`` at every order. ``out_pair``: 2·pair + direction of the bound."""
+    chain, slot_position, slot_set, plan_slots, log_weights = plan
+    totals_pmfs, pair_first, pair_second, rho = pairs
+    alphas, codes, roots, powers, targets = orders
+    chained, lengths, extra, totals, values, computed, work, forward, backward = space
+    slots = slot_position.shape[0]
+    positions = lengths.shape[0]
+    for i in range(length):
+        chained[0, i] = row[i]
+    lengths[0] = length
+    for p in range(1, positions):
+        convolve_into(chained[p], chained[p - 1], lengths[p - 1], chain, chain.shape[0])
+        lengths[p] = lengths[p - 1] + chain.shape[0] - 1
+    for s in range(slots):
+        computed[s] = False
+    for o in range(alphas.shape[0]):
+        out_bound[o] = np.inf
+        out_pair[o] = -1
+    for plan_index in range(min(plans, plan_slots.shape[0])):
+        slots_of_j = plan_slots[plan_index]
+        for j in range(slots_of_j.shape[0]):
+            s = slots_of_j[j]
+            if not computed[s]:
+                _slot(s, chained, lengths, slot_position, slot_set, residual, pairs, orders, extra, totals, forward,
+                      backward, values)
+                computed[s] = True
+        done = True
+        for o in range(alphas.shape[0]):
+            best = -np.inf
+            where = 0
+            for pair in range(pair_first.shape[0]):
+                for direction in range(2):
+                    for s in range(slots):
+                        work[s] = values[s, pair, direction, o]
+                    bound = _combine(log_weights, work, slots_of_j, alphas[o], codes[o])
+                    if bound > best:
+                        best = bound
+                        where = 2 * pair + direction
+            if best < out_bound[o]:
+                out_bound[o] = best
+                out_pair[o] = where
+            if out_bound[o] > targets[o]:
+                done = False
+        if done:
+            break
+
+
+def _space(width, plan, pairs, orders):
+    """The working arrays of :func:`_leaf` for rows up to ``width`` long."""
+    slot_position = plan[1]
+    positions = 0
+    for s in range(slot_position.shape[0]):
+        positions = max(positions, slot_position[s] + 1)
+    slots = slot_position.shape[0]
+    count = orders[0].shape[0]
+    return (np.zeros((positions, width)), np.zeros(positions, np.int64), np.zeros(width),
+            np.zeros((pairs[0].shape[0], width)), np.zeros((slots, pairs[1].shape[0], 2, count)),
+            np.zeros(slots, np.bool_), np.zeros(slots), np.zeros(count), np.zeros(count))
+
+
+def _width(root_length, clients, taps, plan, residual, pairs):
+    slot_position = plan[1]
+    positions = 0
+    for s in range(slot_position.shape[0]):
+        positions = max(positions, slot_position[s] + 1)
+    return root_length + clients * (taps - 1) + (positions - 1) * (plan[0].shape[0] - 1) + residual[0].shape[1] + \
+        pairs[0].shape[1]
+
+
+def _mirror_skipped(counts, mirror):
+    """Whether the mirror image of ``counts`` comes first (so this multiset is skipped)."""
+    if mirror[0] < 0:
+        return False
+    for a in range(counts.shape[0]):
+        image = counts[mirror[a]]
+        if image < counts[a]:
+            return True
+        if image > counts[a]:
+            return False
+    return False
+
+
+def _keep(task, bound, where, counts, out_best, out_pair, out_counts):
+    """Keep, per order, the largest bound of ``task`` with its pair and count vector (the
+    first of equal ones)."""
+    for o in range(bound.shape[0]):
+        if bound[o] > out_best[task, o]:
+            out_best[task, o] = bound[o]
+            out_pair[task, o] = where[o]
+            for a in range(counts.shape[0]):
+                out_counts[task, o, a] = counts[a]
+
+
+def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, out_best, out_pair, out_counts):
+    """Every multiset of ``size`` clients over the kinds ``kinds_pmfs`` (rows root * their sum),
+    split by the count c₀ of kind 0 into tasks run in parallel (task ``first`` holds the
+    multisets with c₀ = size − first): per task and order, the largest bound over its leaves
+    (:func:`_leaf`) into ``out_best[first]``, the pair attaining it (2·pair + direction) into
+    ``out_pair[first]`` and that leaf's count vector into ``out_counts[first]`` (all three
+    must come initialised: −inf, −1). With ``mirror[0] ≥ 0`` (``mirror`` maps each kind to its
+    mirror image), a leaf whose mirrored count vector is smaller is skipped: the mirror
+    configuration has the same value."""
+    kinds = kinds_pmfs.shape[0]
+    taps = kinds_pmfs.shape[1]
+    count_orders = orders[0].shape[0]
+    width = _width(root.shape[0], size, taps, plan, residual, pairs)
+    plans = plan[3].shape[0]
+    for task in prange(size + 1):
+        # tasks alternate between small and large subtrees, so that prange's contiguous chunks balance
+        first = task // 2 if task % 2 == 0 else size - task // 2
+        c0 = size - first
+        rest = first
+        if kinds == 1 and rest > 0:
+            continue
+        buffer = np.zeros((rest + 1, width))
+        lengths = np.zeros(rest + 1, np.int64)
+        for i in range(root.shape[0]):
+            buffer[0, i] = root[i]
+        lengths[0] = root.shape[0]
+        scratch = np.zeros(width)
+        for _ in range(c0):
+            convolve_into(scratch, buffer[0], lengths[0], kinds_pmfs[0], taps)
+            lengths[0] += taps - 1
+            for i in range(lengths[0]):
+                buffer[0, i] = scratch[i]
+        counts = np.zeros(kinds, np.int64)
+        counts[0] = c0
+        sequence = np.zeros(rest + 1, np.int64)
+        space = _space(width, plan, pairs, orders)
+        bound = np.zeros(count_orders)
+        where = np.zeros(count_orders, np.int64)
+        depth = 0
+        following = 1 if kinds > 1 else kinds
+        while True:
+            if depth == rest:
+                if not _mirror_skipped(counts, mirror):
+                    _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
+                    _keep(first, bound, where, counts, out_best, out_pair, out_counts)
+                if depth == 0:
+                    break
+                kind = sequence[depth]
+                counts[kind] -= 1
+                depth -= 1
+                following = kind + 1
+                continue
+            if following >= kinds:
+                if depth == 0:
+                    break
+                kind = sequence[depth]
+                counts[kind] -= 1
+                depth -= 1
+                following = kind + 1
+                continue
+            kind = following
+            convolve_into(buffer[depth + 1], buffer[depth], lengths[depth], kinds_pmfs[kind], taps)
+            lengths[depth + 1] = lengths[depth] + taps - 1
+            sequence[depth + 1] = kind
+            counts[kind] += 1
+            depth += 1
+            following = kind
