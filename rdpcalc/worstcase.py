@@ -20,56 +20,64 @@ decreasing D_α. Hence
 
 **Search.** Multisets are counted, not sequences (the others are exchangeable). When their
 number C(n − 1 + r − 1, r − 1) (r breakpoints) is within the budget, all are tried
-(``exhaustive``). Otherwise the search tries every *two-group* configuration — k others at b₁,
-n − 1 − k at b₂, every b₁ < b₂ and every k, which contains the homogeneous configurations and
-the papers' ±b family — each a row of one level (:mod:`rdpcalc.numerics.levels`), and then
-*coordinate ascent* from each configuration that is best at some order: move one other client
-to another breakpoint while D_α grows (``two-group+ascent``). Client 1 runs over all ordered
-pairs of breakpoints throughout; both directions come from one computation. Configurations
-are ranked by a quick float screen (:func:`rdpcalc.numerics.fast.screened_divergences`); those
-within 1e−8 relative (+ 1e−9) of the best at some order are recomputed by the engine's accurate
-divergences, which give every printed value. With more than eight orders the two-group search
-and the ascent run at eight of them spread over the range, and every configuration they find
-is evaluated at every order.
+(``exhaustive``: by the compiled tree of :mod:`rdpcalc.certificate`, 48620 multisets at n = 10
+for RQM's 10 breakpoints in about a second). Otherwise the search tries every *two-group*
+configuration — k others at b₁, n − 1 − k at b₂, every b₁ < b₂ and every k, which contains the
+homogeneous configurations and the papers' ±b family — each a row of one level
+(:mod:`rdpcalc.numerics.levels`), and then *coordinate ascent* from each configuration that is
+best at some order: move one other client to another breakpoint while D_α grows
+(``two-group+ascent``). Client 1 runs over all ordered pairs of breakpoints throughout; both
+directions come from one computation. Configurations are ranked by a quick float screen
+(:func:`rdpcalc.numerics.fast.screened_divergences`); those within 1e−8 relative (+ 1e−9) of
+the best at some order are recomputed by the engine's accurate divergences, which give every
+printed value. With more than eight orders the two-group search and the ascent run at eight
+of them spread over the range, and every configuration they find is evaluated at every order.
 
-**The certificate.** Two upper bounds on W_n, both valid; ``certified_upper`` is the smaller
-(per order), and equals the value found when the search is exhaustive and the mechanism is
-affine between breakpoints (otherwise see the mechanisms below).
+**The certificate** (mechanisms affine between breakpoints). :mod:`rdpcalc.certificate` gives
+the bounds and their proofs: exhaustive enumeration where it fits the budget (the bracket
+closes, up to rounding); otherwise *Theorem A* — the breakpoints split into an exact group,
+enumerated, and a soft group through its common component, each node refined until it is
+within 0.5 % of the value found — at the finite orders, and *Theorem B* (data processing down
+to as many others as the budget enumerates) at ∞, which caps every order. They run at a few
+orders and follow chords in between (:func:`_certificate_orders`). Beside them, the older
+common-component bound over every breakpoint, valid and cheap at any n:
 
-1. *Data processing.* Dropping independent summands cannot decrease D_α (the sum with more
-   clients is the sum with fewer plus independent noise, one Markov kernel applied to both
-   laws). So for j < n − 1 others, W_n ≤ W_{j+1}, the exhaustive maximum over multisets of j
-   others, for the largest j the budget allows (at least j = 0, one client).
-2. *A common component.* Let m_b be the mode of P_b and λ·C(d) = min over breakpoints b of
-   P_b(m_b + d) (:func:`common_component`). Then every P_b = λ·(C shifted by m_b) + (1 − λ)·E_b
-   with E_b a pmf. Expanding the product over the n − 1 others, R_M is a mixture over the
-   subsets S of others that draw from C, with weights λ^|S| (1 − λ)^{n−1−|S|} that do not
-   depend on client 1; given S, the others' sum is C^{*|S|} plus an independent term (a shift
-   and the E's). Joint convexity of f (and of KL) in the pair of laws bounds f of the mixture
-   by the mixture of the f's, and data processing bounds each of those by the value with
-   C^{*|S|} alone. With K ~ Binomial(n − 1, λ):
+*A common component.* Let m_b be the mode of P_b and λ·C(d) = min over breakpoints b of
+P_b(m_b + d) (:func:`common_component`). Then every P_b = λ·(C shifted by m_b) + (1 − λ)·E_b
+with E_b a pmf. Expanding the product over the n − 1 others, R_M is a mixture over the
+subsets S of others that draw from C, with weights λ^|S| (1 − λ)^{n−1−|S|} that do not depend
+on client 1; given S, the others' sum is C^{*|S|} plus an independent term (a shift and the
+E's). Joint convexity of f (and of KL) in the pair of laws bounds f of the mixture by the
+mixture of the f's, and data processing bounds each of those by the value with C^{*|S|}
+alone. With K ~ Binomial(n − 1, λ):
 
-       D_α ≤ (1/(α − 1)) log Σ_K P(K) e^{(α−1) D_α(P_x * C^{*K} ‖ P_x′ * C^{*K})},
+    D_α ≤ (1/(α − 1)) log Σ_K P(K) e^{(α−1) D_α(P_x * C^{*K} ‖ P_x′ * C^{*K})},
 
-   Σ_K P(K) D_1(…) for KL and max_K D_∞(…) for α = ∞, maximised over the pairs (x, x′). As n
-   grows the others smooth the sum, and so does C^{*K}: this bound falls with n like the
-   value, where the data-processing bound stays at W_{j+1}.
+Σ_K P(K) D_1(…) for KL and max_K D_∞(…) for α = ∞, maximised over the pairs (x, x′) (it is
+Theorem A with every breakpoint soft and every residual dropped). ``certified_upper`` is the
+smallest of these, per order.
 
 Mechanisms whose pmf is not affine between its breakpoints:
 
 * PBM (``"relaxed"``): a client is ``trials`` independent Bernoulli(p(x)) trials sharing p(x).
   Letting each trial of the others choose its input on its own enlarges the family; each
   trial's pmf is affine in p, so the enlarged maximum is over j ∈ {0 … (n−1)·trials} trials at
-  p(b), the rest at p(−b) — one level of Bernoulli pmfs, searched in full, a certified upper
+  p(b), the rest at p(−b) — one level of Bernoulli pmfs, searched in full (beyond
+  RELAXED_ROWS trials, in steps of a few trials bounded by data processing), a certified upper
   bound. For client 1, (Ber(p), Ber(p′)) with p− ≤ p < p′ ≤ p+ is the image of
   (Ber(p−), Ber(p+)) under one binary channel (K(1|0) = p − p−(p′−p)/(p+−p−), K(1|1) =
   K(1|0) + (p′−p)/(p+−p−), both in [0, 1]) applied to each trial, so by data processing client
-  1 at ±b is worst for every law of the others. The value found is the exhaustive maximum over
-  clients at ±b.
+  1 at ±b is worst for every law of the others, wrapped or not. The value found is the
+  exhaustive maximum over the others at ±b (``exhaustive over the breakpoints``: not the
+  whole family, but the relaxed bound meets it when the sum does not wrap); when the sum wraps
+  modulo 2^bits that argument fails, and the others run over a grid of inputs
+  (:func:`_wrapped_grid`).
 * the quantized Gaussian and QMGeo (``"breakpoints"``): the others' pmfs are not mixtures of
-  the breakpoints' pmfs, so the search covers others at breakpoints only, and the certificate is
-  the one-client value (j = 0), which is the single-client worst case over the breakpoints; it
-  is as certified as the mechanism's own single-client argument (``breakpoints()``).
+  the breakpoints' pmfs, so the search covers others at breakpoints only. The certificate is
+  the one-client value (data processing), and for the quantized Gaussian, each of whose output
+  probabilities is unimodal in the input (``UNIMODAL_IN_INPUT``), the smaller of that and
+  Theorem A over the input interval (:func:`rdpcalc.certificate.continuum`); both are as
+  certified as the mechanism's own single-client argument for client 1 (``breakpoints()``).
 
 Screens, searches and bounds run in the fast engine whichever engine is asked for; the exact
 engine recomputes the configurations found (so a printed value is the exact divergence of the
@@ -80,6 +88,7 @@ configuration printed beside it). The fast engine's values are accurate to ~1e�
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -88,14 +97,27 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from . import certificate, resources
+from .certificate import multisets
 from .mechanisms import Mechanism
 from .numerics import FastEngine, fast
 
-#: the search is exhaustive when the others' multisets number at most this many; the
-#: certificate uses the largest number of others whose multisets fit in it
-EXHAUSTIVE_BUDGET = 2_000
-#: the largest budget accepted (memory: each multiset's pmf is kept while the multisets are built)
-MAX_BUDGET = 1_000_000
+#: the search is exhaustive when the others' multisets number at most this many (enumerated by
+#: the compiled tree of :mod:`rdpcalc.certificate`: 48620 at n = 10 for RQM's 10 breakpoints take
+#: about two seconds); the certificate's exhaustive part (Theorem B) uses the largest number of
+#: others whose multisets fit in it
+EXHAUSTIVE_BUDGET = 200_000
+#: the largest budget accepted (time: a few microseconds per multiset and pair of client 1)
+MAX_BUDGET = 10_000_000
+#: PBM's relaxed family is evaluated split by split up to this many of the others' trials;
+#: beyond, in steps that drop a few trials (:func:`_relaxed_upper`)
+RELAXED_ROWS = 2_000
+#: rows of PBM's relaxed family computed at a time (memory)
+_RELAXED_CHUNK = 256
+#: where the compiled tree does not apply (a pmf not affine between breakpoints, or a sum that
+#: wraps around), the exhaustive search keeps every multiset's pmf in the log domain: at most
+#: this many
+LOG_DOMAIN_BUDGET = 2_000
 #: the search runs up to this many clients (two-group levels and ascent cost ~n² each)
 SEARCH_MAX_N = 1000
 #: rest pmfs are evaluated in batches of at most this many numbers (rows × support × inputs)
@@ -141,9 +163,10 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
     With r breakpoints (kinds), m outputs per client and S = n(m − 1) + 1 points of the sum:
 
     * batches: 8 · _BATCH_ELEMENTS (the rests and totals of one batch, :func:`_batched`);
-    * exhaustive over j others (the search, j = n − 1, when C(j + r − 1, r − 1) ≤ budget; else
-      the certificate's data-processing part, the largest j that fits): 24 · C(j + r − 1, r − 1)
-      · (j(m − 1) + 1) (the multisets' sums, built, concatenated and selected);
+    * exhaustive in the log domain (a pmf not affine between breakpoints, or a wrapping sum):
+      24 · C(n + r − 2, r − 1) · S (the multisets' sums, built, concatenated and selected);
+    * the compiled trees of :mod:`rdpcalc.certificate` (exhaustive, Theorems A and B): a row of
+      S + 4m numbers per depth (n + 2) per thread, about a dozen such arrays;
     * the common-component bound (affine mechanisms, search not exhaustive): 8 · (r + 1) · n · S
       (the powers of the component and each breakpoint's totals over them);
     * PBM's relaxed family: 48 · S² (one level of S rows, two selections of it and the
@@ -158,18 +181,23 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
     kinds, outputs = len(mechanism.breakpoints()), mechanism.support_size
     size = n * (outputs - 1) + 1
     costs = [Cost(8 * _BATCH_ELEMENTS, "n", "the search's batches")]
-    exhaustive = multisets(n - 1, kinds) <= budget
     family = mechanism.OTHERS_FAMILY
-    if exhaustive or family == "affine":
-        others = n - 1 if exhaustive else exhaustive_others(n, kinds, budget)
-        count = multisets(others, kinds)
-        costs.append(Cost(24 * count * (others * (outputs - 1) + 1), "budget",
-                          f"the {count} multisets of {others} others over {kinds} breakpoints"))
+    compiled = family == "affine" and not _wraps(mechanism, n)
+    exhaustive = multisets(n - 1, kinds) <= (budget if compiled else min(budget, LOG_DOMAIN_BUDGET))
+    if exhaustive and not compiled:
+        count = multisets(n - 1, kinds)
+        costs.append(Cost(24 * count * size, "budget", f"the {count} multisets of {n - 1} others over {kinds} "
+                                                       "breakpoints"))
+    if family == "affine":  # the compiled trees: a row per depth and thread, and their workspaces
+        costs.append(Cost(8 * 12 * resources.threads() * (n + 2) * (size + 4 * outputs), "n",
+                          f"the certificate's trees of {n} clients"))
+    exhaustive = exhaustive and family == "affine"
     if not exhaustive and family == "affine":
         costs.append(Cost(8 * (kinds + 1) * n * size, "n",
                           f"the common-component bound over {kinds} breakpoints and {n} clients ({size} points)"))
     if family == "relaxed":
-        costs.append(Cost(48 * size**2, "n", f"the relaxed family of {size - 1} trials"))
+        rows = min(2 * _RELAXED_CHUNK, size)
+        costs.append(Cost(48 * size * rows, "n", f"the relaxed family of {size - 1} trials, {rows} rows at a time"))
     if family == "shift":
         costs.append(Cost(8 * (kinds + 4) * size, "n", f"the sums of {n} clients at {kinds} breakpoints"))
     rows = max(1, _BATCH_ELEMENTS // (size * (kinds + 2)))
@@ -230,17 +258,6 @@ class _Stages:
     def report(self, stage: str, done: int) -> None:
         if self.progress is not None:
             self.progress(self.offsets[stage] + done, self.total)
-
-
-def exhaustive_others(n: int, kinds: int, budget: int) -> int:
-    """The most other clients (below n − 1) whose multisets over ``kinds`` breakpoints number at
-    most ``budget``: the data-processing certificate's exhaustive search (and its memory)."""
-    return max((j for j in range(n - 1) if multisets(j, kinds) <= budget), default=0)
-
-
-def multisets(size: int, kinds: int) -> int:
-    """The number of multisets of ``size`` elements from ``kinds`` kinds: C(size + kinds − 1, kinds − 1)."""
-    return math.comb(size + kinds - 1, kinds - 1)
 
 
 class _Best:
@@ -530,39 +547,109 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     if mechanism.OTHERS_FAMILY == "shift":
         return _shift_family(mechanism, n, alphas, engine, progress)
     points = mechanism.breakpoints()
+    grid = _wrapped_grid(mechanism, n)
+    client_pairs = None
+    if grid:  # the others over a grid of inputs too; client 1 at the breakpoints (module docstring, PBM)
+        client_pairs = [(grid.index(x), grid.index(y)) for x, y in itertools.combinations(points, 2)]
+        points = grid
     quick = _screening_engine(engine)
     clients = [quick.client(mechanism, p) for p in points]
     kinds, others = len(points), n - 1
     support = n * (mechanism.support_size - 1) + 1
     mirror = mechanism.mirror_symmetric()
     mixture = None
-    exhaustive = multisets(others, kinds) <= budget
+    affine = mechanism.OTHERS_FAMILY == "affine"
+    compiled = affine and not _wraps(mechanism, n)  # enumerated by the compiled tree (certificate.py)
+    exhaustive = multisets(others, kinds) <= (budget if compiled else min(budget, LOG_DOMAIN_BUDGET))
     pairs = len(_all_pairs(kinds))
-    searching = {"others": 1} if exhaustive else {"mixture": pairs * (mechanism.OTHERS_FAMILY == "affine"),
-                                                  "two-group": pairs, "ascent": len(_search_orders(alphas))}
+    compiled = compiled and exhaustive
+    searching = {"others": 1} if exhaustive else {"mixture": pairs * affine, "two-group": pairs,
+                                                  "ascent": len(_search_orders(alphas))}
     stages = _Stages(progress, searching | {"accurate": 1, "certificate": 1})
-    if exhaustive:
-        search_name = "exhaustive"
+    if compiled:
+        configurations = []
+        homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
+        screened = _Candidates(len(alphas))
+        _batched(quick, _Evaluator(quick, clients, points, alphas),
+                 quick.concat([multiset_sum(quick, clients, key) for key in homogeneous]), homogeneous, screened, support)
+        attained = dict(zip(alphas, _cut(screened.top)))  # values attained, up to the screen's error
+
+        def enumerate_all(orders):
+            below = np.array([max((v for a, v in attained.items() if a <= order), default=0.0) for order in orders])
+            result = certificate.certify(_linear_pmfs(quick, clients), _mirror_map(mechanism), n, orders, below, budget)
+            configurations.extend(Configuration(points[x], points[x_prime], _others(points, counts))
+                                  for counts, (x, x_prime) in zip(result.exhaustive.others, result.exhaustive.pairs))
+            return result.upper
+
+        enumerated = _certificate_orders(enumerate_all, alphas, _CERTIFICATE_ORDERS)
+        finite = {a for a in alphas if a != math.inf}
+        closed = len(finite) <= _CERTIFICATE_ORDERS and all(a <= certificate.LARGEST_ORDER for a in finite)
+        search_name = "exhaustive" if closed else f"exhaustive at {_CERTIFICATE_ORDERS + 1} orders"
+        stages.report("others", 1)
+    elif exhaustive:
+        search_name = ("exhaustive" if affine else f"exhaustive over a grid of {kinds} inputs" if grid
+                       else "exhaustive over the breakpoints")
         candidates = _Candidates(len(alphas))
-        _exhaustive(quick, _Evaluator(quick, clients, points, alphas), others, candidates, support, mirror)
+        _exhaustive(quick, _Evaluator(quick, clients, points, alphas, client_pairs), others, candidates, support,
+                    mirror)
+        configurations = candidates.configurations()
         stages.report("others", 1)
     else:
         search_name = "two-group+ascent"
         candidates, mixture = _two_group_and_ascent(mechanism, n, alphas, quick, clients, stages,
                                                     {} if memo is None else memo)
+        configurations = candidates.configurations()
     precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in points]
-    best = _accurate(engine, precise_clients, points, alphas, candidates.configurations())
+    best = _accurate(engine, precise_clients, points, alphas, configurations)
     stages.report("accurate", 1)
 
-    if search_name == "exhaustive" and mechanism.OTHERS_FAMILY == "affine":
-        upper, certificate = list(best.values), "exhaustive: equal to the value"
+    if compiled:
+        upper = np.maximum(enumerated, best.values)
+        text = ("exhaustive: every multiset of the others (equal to the value up to rounding)" if closed else
+                f"exhaustive at {_CERTIFICATE_ORDERS} orders spread over [1, {certificate.LARGEST_ORDER:g}] and at ∞, "
+                "chords in between (convexity of (α − 1)D_α), D_∞ above; the value at the other orders is the best "
+                "of the configurations found")
+    elif search_name == "exhaustive":
+        upper, text = best.values, "exhaustive: equal to the value"
     else:
-        bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget, mixture, memo,
-                                          best.values)
-        upper = list(np.maximum(bound, best.values))
+        bound, text = _certificate(mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values)
+        upper = np.maximum(bound, best.values)
     stages.report("certificate", 1)
     return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
-                        search_name, certificate)
+                        search_name, text)
+
+
+#: the most inputs of the grid the others run over when the sum wraps (PBM with ``bits``)
+WRAPPED_GRID = 21
+
+
+def _wrapped_grid(mechanism: Mechanism, n: int) -> tuple[Fraction, ...]:
+    """For PBM (``OTHERS_FAMILY`` "relaxed") whose sum wraps modulo 2^bits: equally spaced inputs
+    for the others (the breakpoints ±b among them), as many (odd, at most WRAPPED_GRID) as an
+    exhaustive search over their multisets affords; () otherwise. Wrap-around breaks the argument
+    that puts the others at ±b, so the value found is sought over the grid; the certificate (the
+    relaxed family) holds for every input either way."""
+    if mechanism.OTHERS_FAMILY != "relaxed" or not _wraps(mechanism, n):
+        return ()
+    count = max((g for g in range(3, WRAPPED_GRID + 1, 2) if multisets(n - 1, g) <= LOG_DOMAIN_BUDGET), default=0)
+    b = mechanism.bound
+    return tuple(-b + 2 * b * Fraction(i, count - 1) for i in range(count)) if count else ()
+
+
+def _wraps(mechanism: Mechanism, n: int) -> bool:
+    """Whether the sum of n clients wraps modulo the mechanism's modulus (``--bits``)."""
+    return mechanism.modulus is not None and n * (mechanism.support_size - 1) + 1 > mechanism.modulus
+
+
+def _linear_pmfs(engine, clients) -> np.ndarray:
+    """The breakpoints' pmfs as linear float64 rows (the compiled certificates' input)."""
+    return np.exp(np.array(clients, dtype=float))
+
+
+def _mirror_map(mechanism: Mechanism) -> tuple[int, ...] | None:
+    """Breakpoint i ↦ its mirror image's index, for a mirror-symmetric mechanism."""
+    count = len(mechanism.breakpoints())
+    return tuple(range(count))[::-1] if mechanism.mirror_symmetric() else None
 
 
 #: how the worst case of a rounded-noise mechanism is certified (:mod:`rdpcalc.mechanisms.rounded`)
@@ -634,14 +721,13 @@ def _screening_engine(engine):
 
 def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
                     budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], str]:
-    """The certified upper bound on W_n(α) alone, without searching for the value (what
-    accounting needs); where the search would be exhaustive it runs, and the bound is its
-    value."""
+    """The certified upper bound on W_n(α) (what accounting needs). For a mechanism affine
+    between breakpoints the search runs first: Theorem A refines its nodes until they are within
+    a tolerance of the value found (:mod:`rdpcalc.certificate`)."""
     if n < 2:
         raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
-    if mechanism.OTHERS_FAMILY == "shift" or (mechanism.OTHERS_FAMILY == "affine"
-                                              and multisets(n - 1, len(points)) <= budget):
+    if mechanism.OTHERS_FAMILY != "relaxed":
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
     quick = _screening_engine(engine)
@@ -668,12 +754,23 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
             return bound
 
         return _by_chords(relaxed, alphas), text[0]
-    size = 0 if family != "affine" else exhaustive_others(n, len(points), budget)
-    bound = _by_chords(lambda orders: _exhaustive_maximum(mechanism, engine, clients, points, orders, size, memo), alphas)
-    text = (f"exhaustive over {size} other client{'s' if size != 1 else ''} (data processing)" if size
-            else "one client (data processing)")
+    one = _by_chords(lambda orders: _exhaustive_maximum(mechanism, engine, clients, points, orders, 0, memo), alphas)
+    if family != "affine" and not mechanism.UNIMODAL_IN_INPUT:
+        return one, "one client (data processing)"
+    texts = []
+
+    def found_below(orders):  # at an order not asked for, the value found at the largest order below it is attained
+        return np.array([max((v for a, v in zip(alphas, found) if a <= order), default=0.0) for order in orders])
+
     if family != "affine":
-        return bound, text
+        def interval(orders):
+            bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, found_below(orders))
+            texts.append(text)
+            return bound
+
+        bound = _certificate_orders(interval, alphas)
+        return np.minimum(one, bound), (f"{texts[0]}; client 1 at ±b ({mechanism.WORST_PAIR_PREMISE})"
+                                        if mechanism.WORST_PAIR_PREMISE else texts[0])
     shares = []
 
     def common(orders):
@@ -682,23 +779,52 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
         shares.append(built.share)
         return built.bound()
 
+    def tight(orders):
+        result = certificate.certify(_linear_pmfs(engine, clients), _mirror_map(mechanism), n, orders,
+                                     found_below(orders), budget)
+        texts.append(result.text)
+        return result.upper
+
     mixed = _by_chords(common, alphas)
-    return np.minimum(bound, mixed), f"the smaller of {text} and the others' common component (λ = {shares[0]:.4f})"
+    bound = _certificate_orders(tight, alphas)
+    text = texts[0]
+    if np.any(mixed < bound):
+        text += f"; where smaller, the others' common component (λ = {shares[0]:.4f})"
+    return np.minimum(bound, mixed), text
 
 
-def _by_chords(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float]) -> np.ndarray:
+def _certificate_orders(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float],
+                        count: int = certificate.ORDERS) -> np.ndarray:
+    """:mod:`rdpcalc.certificate`'s bounds at every order: computed at no more than ``count`` of
+    the orders up to certificate.LARGEST_ORDER (and ∞), chords between them (:func:`_by_chords`);
+    above LARGEST_ORDER, the bound at ∞ (D_α ≤ D_∞)."""
+    kept = [a for a in alphas if a <= certificate.LARGEST_ORDER]
+    if len(kept) < len(alphas):  # ∞ bounds the orders above LARGEST_ORDER
+        kept.append(math.inf)
+    cheap = [1 + 2.0**-k for k in range(1, 7)] + [float(a) for a in range(2, int(certificate.LARGEST_ORDER) + 1)]
+    values = dict(zip(kept, _by_chords(compute, kept, count, cheap)))
+    cap = values.get(math.inf, math.inf)
+    return np.array([values.get(a, cap) for a in alphas], dtype=float)
+
+
+def _by_chords(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float],
+               count: int = _CERTIFICATE_ORDERS, cheap: Sequence[float] = ()) -> np.ndarray:
     """``compute(alphas)``, a bound on a maximum of divergences, computed at no more than
-    _CERTIFICATE_ORDERS of the orders (spread evenly in log(α − 1); the smallest and largest
-    finite orders and ∞ kept) and bounded at the others by chords: (α − 1)·D_α = log Σ P^α Q^{1−α} is convex in α (a
-    log-sum-exp of functions affine in α), so is a log-mixture of such terms (the
-    common-component bound) and a maximum of either, so between two computed orders α₁ < α <
-    α₂ it lies below the chord through ((α₁ − 1)B₁, (α₂ − 1)B₂)."""
+    ``count`` orders (spread evenly in log(α − 1) between the smallest and largest finite
+    orders, which are kept, as is ∞; the others taken among ``alphas``, or among ``cheap``
+    when given: orders the computation handles faster) and bounded at the others by chords:
+    (α − 1)·D_α = log Σ P^α Q^{1−α} is convex in α (a log-sum-exp of functions affine in α), so
+    is a log-mixture of such terms (Theorem A, the common-component bound) and a maximum of
+    either, so between two computed orders α₁ < α < α₂ it lies below the chord through
+    ((α₁ − 1)B₁, (α₂ − 1)B₂)."""
     finite = sorted({a for a in alphas if a != math.inf})
-    if len(finite) <= _CERTIFICATE_ORDERS:
+    if len(finite) <= count:
         return np.asarray(compute(list(alphas)), dtype=float)
     above_one = np.array([a for a in finite if a > 1])
-    targets = np.geomspace(above_one[0] - 1, above_one[-1] - 1, _CERTIFICATE_ORDERS - 1) + 1
-    grid = sorted({finite[0], *(float(above_one[np.argmin(np.abs(np.log((above_one - 1) / (t - 1))))]) for t in targets)})
+    targets = np.geomspace(above_one[0] - 1, above_one[-1] - 1, count - 1) + 1
+    inside = np.array([a for a in cheap if above_one[0] < a < above_one[-1]] or above_one)
+    grid = sorted({finite[0], above_one[0], above_one[-1],
+                   *(float(inside[np.argmin(np.abs(np.log((inside - 1) / (t - 1))))]) for t in targets[1:-1])})
     orders = grid + ([math.inf] if math.inf in alphas else [])
     computed = dict(zip(orders, np.asarray(compute(orders), dtype=float)))
     out = []
@@ -879,18 +1005,37 @@ def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
     t and t + M (M trials per client) of one level of T + M trials. In a sweep over n
     (``memo``), row t is skipped when the previous n bounds it below the value of the rows
     t = kM (the clients at ±b: ``found``, or evaluated first): dropping one client's M trials,
-    j of them at p(b), leaves row t − j of the previous n, and cannot decrease D_α."""
+    j of them at p(b), leaves row t − j of the previous n, and cannot decrease D_α.
+
+    Beyond RELAXED_ROWS trials, every t in [t₀, t₀ + w] (w = ⌈T / RELAXED_ROWS⌉) is bounded at
+    once by dropping w trials (data processing): what remains is t₀ trials at p(b) and
+    T − w − t₀ at p(−b), rows t₀ and t₀ + M of a level of T − w + M trials, for t₀ = 0, w, 2w,
+    … and T − w. The rows are computed a chunk at a time (memory)."""
     with mpmath.workdps(max(40, (engine.dps or 0) + 10)):
         low, high, per_client = mechanism.relaxed_components()
     trials = (n - 1) * per_client
     high_row, low_row = engine.from_mpmath(high), engine.from_mpmath(low)
+    step = max(1, math.ceil(trials / RELAXED_ROWS))
+    kept = trials - (step if step > 1 else 0)
 
     def evaluate(ts):
-        rows = engine.level(high_row, low_row, trials + per_client, sorted(set(ts) | {t + per_client for t in ts}))
-        index = {t: i for i, t in enumerate(sorted(set(ts) | {t + per_client for t in ts}))}
-        return _pair_maximum(engine, engine.select(rows, [index[t] for t in ts]),
-                             engine.select(rows, [index[t + per_client] for t in ts]), alphas)
+        bound, screened = np.full(len(alphas), -np.inf), []
+        for start in range(0, len(ts), _RELAXED_CHUNK):
+            chunk = ts[start : start + _RELAXED_CHUNK]
+            wanted = sorted(set(chunk) | {t + per_client for t in chunk})
+            rows = engine.level(high_row, low_row, kept + per_client, wanted)
+            index = {t: i for i, t in enumerate(wanted)}
+            part, values = _pair_maximum(engine, engine.select(rows, [index[t] for t in chunk]),
+                                         engine.select(rows, [index[t + per_client] for t in chunk]), alphas)
+            bound = np.maximum(bound, part)
+            screened.append(values)
+        return bound, np.concatenate(screened)
 
+    b = float(mechanism.bound)
+    if step > 1:
+        bound, _ = evaluate(sorted(set(range(0, kept + 1, step)) | {kept}))
+        return bound, (f"the others' {trials} trials each at p(±{b:g}) independently, every split bounded within "
+                       f"{step} trials (data processing)")
     memo = {} if memo is None else memo
     previous = memo.pop(("relaxed", n - 1, tuple(alphas)), None)
     if previous is None:

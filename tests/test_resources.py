@@ -16,7 +16,10 @@ def _rqm(m: int = 16):
 
 
 def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
-    """The peak traced memory of ``call()`` and the estimate queries.require_costs was given."""
+    """The peak traced memory of ``call()`` and the estimate queries.require_costs was given
+    (after one untraced call: numba compiles the certificate's kernels once per process, or
+    loads them from its cache, which is not the computation's memory)."""
+    call()
     estimates = []
     original = queries.require_costs
 

@@ -293,6 +293,11 @@ class Mechanism(ABC):
     #: whole family), "relaxed" (PBM: a certified relaxation, ``relaxed_components``), or
     #: "breakpoints" (others searched at the breakpoints only; certified by one client)
     OTHERS_FAMILY: ClassVar[str] = "affine"
+    #: for a ``"breakpoints"`` family: whether each output's probability is unimodal in the input
+    #: on [−b, b] (so its minimum over the inputs is at ±b), which certifies the others' common
+    #: component over the whole interval (:func:`rdpcalc.certificate.continuum`); the proof is
+    #: the mechanism's to give
+    UNIMODAL_IN_INPUT: ClassVar[bool] = False
 
     #: where the breakpoints are the worst single-client inputs for some orders by a numerical
     #: check rather than a proof: what was checked (every output of the worst case says so)

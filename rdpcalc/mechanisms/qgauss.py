@@ -80,6 +80,12 @@ class QuantizedGaussian(Mechanism):
                           "not a proof; for α = ∞ by the likelihood-ratio order")
     #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase`)
     OTHERS_FAMILY = "breakpoints"
+    #: P_y(r) = (h_r ∘ clip) * φ_σ at y, with h_r the stochastic-rounding hat of level r (for the
+    #: end levels, a ramp rising to 1 at ±C_q, held beyond by the clipping): a unimodal function
+    #: (monotone at the ends) convolved with the Gaussian density, which is log-concave, hence
+    #: strongly unimodal (Ibragimov 1956): the result is unimodal in y, so its minimum over
+    #: y ∈ [−C_q/2, C_q/2] is at an end [derived]
+    UNIMODAL_IN_INPUT = True
     MIRRORED = True
 
     def breakpoints(self) -> tuple[Fraction, ...]:
