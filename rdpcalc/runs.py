@@ -54,18 +54,20 @@ class AccountedRun:
         self.pld = Accountant("pld", discretization).compose(event, count) if method == "pld" else None
 
     def record(self, *, dp_delta: float, dp_epsilon: float | None = None) -> dict:
-        """One record: the run's inputs, ``epsilon`` by the method at δ = ``dp_delta`` (the key
-        ``dp_delta``), ``epsilon_pld`` and ``epsilon_rdp``, the Rényi order attaining ``epsilon_rdp``
-        (``order``), the per-round and total Rényi curve (``curve``) and, with ``dp_epsilon``, δ
-        at that ε by each method (``dp_delta_at_dp_epsilon``…)."""
+        """One record: the run's inputs, ``epsilon_pld`` and ``epsilon_rdp`` at δ = ``dp_delta``
+        (the key ``dp_delta``), ``epsilon`` the smaller of the two (both are upper bounds on the
+        run's ε; ``epsilon_method`` names the one that gave it), the Rényi order attaining
+        ``epsilon_rdp`` (``order``), the per-round and total Rényi curve (``curve``) and, with
+        ``dp_epsilon``, δ at that ε by each method (``dp_delta_at_dp_epsilon``: the smaller)."""
         dp_delta = acc.check_delta(dp_delta)
         total = self.rdp.curve
         eps_rdp, order = acc.epsilon(total, dp_delta)
         eps_pld = None if self.pld is None else float(self.pld.get_epsilon(dp_delta))
+        reported = "pld" if eps_pld is not None and eps_pld <= eps_rdp else "rdp"
         record = {**self.base, "grid_step": None if self.pld is None else float(self.pld.grid_step),
                   "method": self.method, "dp_delta": dp_delta,
-                  "epsilon": eps_pld if self.method == "pld" else float(eps_rdp), "epsilon_pld": eps_pld,
-                  "epsilon_rdp": float(eps_rdp), "order": None if order is None else float(order)}
+                  "epsilon": eps_pld if reported == "pld" else float(eps_rdp), "epsilon_method": reported,
+                  "epsilon_pld": eps_pld, "epsilon_rdp": float(eps_rdp), "order": None if order is None else float(order)}
         if dp_epsilon is not None:
             target = _check_epsilon(dp_epsilon, strict=False)
             delta_rdp, delta_order = acc.delta_at(total, target)
@@ -73,7 +75,9 @@ class AccountedRun:
             record["dp_delta_at_dp_epsilon_rdp"] = float(delta_rdp)
             record["dp_delta_order"] = None if delta_order is None else float(delta_order)
             record["dp_delta_at_dp_epsilon_pld"] = None if self.pld is None else float(self.pld.get_delta(target))
-            record["dp_delta_at_dp_epsilon"] = record[f"dp_delta_at_dp_epsilon_{self.method}"]
+            record["dp_delta_at_dp_epsilon"] = min(value for value in (record["dp_delta_at_dp_epsilon_rdp"],
+                                                                       record["dp_delta_at_dp_epsilon_pld"])
+                                                   if value is not None)
         per_round = self.event.rdp_curve()
         record["curve"] = [{"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
                            for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]

@@ -202,13 +202,15 @@ def test_mechanism_event_is_the_account_commands_number():
 
 
 def test_server_observer_equals_the_composition_without_sampling():
-    """The server knows the sample: its ε is the per-round dominating pair composed over the
-    rounds, whatever the sampling rate, and PLD stays below RDP."""
+    """The server knows the sample: its PLD ε is the per-round dominating pair composed over the
+    rounds, whatever the sampling rate; the reported ε is the smaller of PLD and RDP."""
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     sampled = rdpcalc.account(mech, n=10, clients=1000, rounds=30)
     unsampled = rdpcalc.Accountant().compose(rdpcalc.MechanismEvent(mech, n=10), 30).get_epsilon(1e-5)
     assert sampled["method"] == "pld" and not sampled["amplified"]
-    assert sampled["epsilon"] == unsampled and sampled["epsilon"] <= sampled["epsilon_rdp"]
+    assert sampled["epsilon_pld"] == unsampled
+    assert sampled["epsilon"] == min(sampled["epsilon_pld"], sampled["epsilon_rdp"])
+    assert sampled["epsilon_method"] == ("pld" if sampled["epsilon_pld"] <= sampled["epsilon_rdp"] else "rdp")
 
 
 def _optimistic_pair_epsilon(mech, x, x_prime, others: dict, rounds: int, delta: float) -> float:

@@ -277,7 +277,7 @@ def _privacy(mechanism, observer, config: RunConfig, clients: int, dimension: in
         return _paired_privacy(mechanism, config, clients, dimension)
     record = account(mechanism, n=config.per_round, clients=clients, rounds=config.rounds, dim=dimension,
                      dp_delta=config.dp_delta, observer=observer)
-    return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["method"],
+    return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["epsilon_method"],
             "epsilon_rdp": record["epsilon_rdp"], "privacy": record["observer_text"]}
 
 
@@ -297,7 +297,7 @@ def _paired_privacy(uplink, config: RunConfig, clients: int, dimension: int) -> 
                 "privacy": f"server: receives both messages of each pair, whose joint law is +∞ apart ({pair['reason']}); "
                            f"one uplink alone, to an eavesdropper: ε = {one['epsilon']:.6g}"}
     record = account(joint, **run)
-    return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["method"],
+    return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["epsilon_method"],
             "epsilon_rdp": record["epsilon_rdp"], "epsilon_uplink": one["epsilon"],
             "privacy": "server: receives both messages of each pair (their joint law)"}
 

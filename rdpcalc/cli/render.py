@@ -322,7 +322,7 @@ def render_account(records: list[dict]) -> None:
     if r.get("solved"):
         lines.append(f"calibrated {r['solved']} = {r['value']:.10g} (ε {r['monotone']} in {r['solved']}; target "
                      f"{r['dp_epsilon']:g})")
-    table = Table(title=f"(ε, δ): ε by {r['method']}" + (", rdp beside it" if r["method"] == "pld" else ""),
+    table = Table(title="(ε, δ): both methods, each an upper bound" if r["method"] == "pld" else "(ε, δ): ε by rdp",
                   title_justify="left")
     columns = ["δ", "ε (pld)", "ε (rdp)", "rdp order α"] if r["method"] == "pld" else ["δ", "ε (rdp)", "rdp order α"]
     for column in columns:
@@ -332,6 +332,11 @@ def render_account(records: list[dict]) -> None:
         cells = [f"{record['dp_delta']:g}", number(record["epsilon_rdp"]), order]
         table.add_row(*([cells[0], number(record["epsilon_pld"]), *cells[1:]] if r["method"] == "pld" else cells))
     notes = []
+    if r["method"] == "pld":
+        notes.append("reported: " + "; ".join(f"ε = {number(record['epsilon'])} at δ = {record['dp_delta']:g} (by "
+                                              f"{record['epsilon_method']})" for record in records)
+                     + " — the smaller of the two methods" + (", both upper bounds" if r.get("per_round_choice")
+                                                              in (None, "certified") else ""))
     if "dp_delta_at_dp_epsilon" in r:
         beside = (f" (rdp: {r['dp_delta_at_dp_epsilon_rdp']:.6g})" if r["method"] == "pld" else "")
         notes.append(f"δ at ε = {r['dp_epsilon']:g}: {r['dp_delta_at_dp_epsilon']:.6g}{beside}")
