@@ -46,6 +46,9 @@ PLD_BUDGET = 4_000
 #: PBM's add/remove family is refused above this many members (each costs one pass over the
 #: loss grid; 8000 take about a minute on 2 cores)
 ADD_REMOVE_RELAXED_BUDGET = 8_000
+#: PBM's relaxed family enters the envelope split by split up to this many trials, beyond in steps
+#: (:class:`rdpcalc.worstcase.RelaxedFamily`): each member is a pass over the loss grid
+RELAXED_PLD_ROWS = 400
 #: the orders at which ``found`` takes the configurations the Rényi search found worst
 FOUND_ORDERS = (1.5, 2.0, 4.0, 8.0, 32.0, math.inf)
 
@@ -192,17 +195,18 @@ def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.nd
 
 
 def _relaxed(mechanism, n: int, engine, h) -> pldlib.Envelope:
-    """PBM: rows t and t + M of the level of (n − 1)·M + M trials (t of the others' trials at
-    p(b)), client 1 at −b and +b, both orders."""
-    high_row, low_row, per_client = _relaxed_rows(mechanism, engine)
-    trials = (n - 1) * per_client
-    rows = engine.level(high_row, low_row, trials + per_client, range(trials + per_client + 1))
+    """PBM: rows t and t + M of the relaxed family (t of the others' trials at p(b)), client 1 at
+    −b and +b, both orders (:class:`rdpcalc.worstcase.RelaxedFamily`: beyond a few thousand
+    trials, t in steps bounded by data processing)."""
+    family = worstcase.RelaxedFamily.of(mechanism, n, engine, RELAXED_PLD_ROWS)
     b = mechanism.bound
+    within = f", every split within {family.step} trials (data processing)" if family.step > 1 else ""
     members = []
-    for t in range(trials + 1):
-        others = f"{t} of their {trials} trials at p({float(b):g}), the rest at p({float(-b):g})"
-        members.append(((-b, b, others), _rounded(engine, rows[t], rows[t + per_client], h)))
-        members.append(((b, -b, others), _rounded(engine, rows[t + per_client], rows[t], h)))
+    for chunk, low_rows, high_rows in family.pairs(engine, family.splits()):
+        for t, low_row, high_row in zip(chunk, low_rows, high_rows):
+            others = f"{t} of their {family.kept} trials at p({float(b):g}), the rest at p({float(-b):g}){within}"
+            members.append(((-b, b, others), _rounded(engine, low_row, high_row, h)))
+            members.append(((b, -b, others), _rounded(engine, high_row, low_row, h)))
     return pldlib.envelope(members, h)
 
 

@@ -998,44 +998,73 @@ def _pair_maximum(engine, first, second, alphas) -> tuple[np.ndarray, np.ndarray
     return bound, screened
 
 
-def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
-    """PBM: the others' trials each at p(−b) or p(b) independently (module docstring).
+@dataclass(frozen=True)
+class RelaxedFamily:
+    """PBM's relaxed family for n clients (module docstring): the others' T trials each at p(b)
+    or p(−b) independently, client 1's M trials at ±b. With t of the others' trials at p(b),
+    the pair is rows t and t + M of one level of T + M trials.
 
-    With t of the others' T trials at p(b), the totals with client 1 at −b and at +b are rows
-    t and t + M (M trials per client) of one level of T + M trials. In a sweep over n
+    Beyond RELAXED_ROWS trials, every t in [t₀, t₀ + w] (w = ``step`` = ⌈T / RELAXED_ROWS⌉) is
+    bounded at once by dropping w trials (data processing, for every divergence and every
+    hockey-stick curve): what remains is t₀ trials at p(b) and T − w − t₀ at p(−b), rows t₀ and
+    t₀ + M of a level of T − w + M trials (``kept`` = T − w), for t₀ = 0, w, 2w, … and T − w."""
+
+    high: np.ndarray
+    low: np.ndarray
+    per_client: int
+    trials: int
+    step: int
+
+    @classmethod
+    def of(cls, mechanism: Mechanism, n: int, engine, rows: int = 0) -> RelaxedFamily:
+        """The family, in steps when it has more than ``rows`` (default RELAXED_ROWS) trials."""
+        with mpmath.workdps(max(40, (engine.dps or 0) + 10)):
+            low, high, per_client = mechanism.relaxed_components()
+        trials = (n - 1) * per_client
+        return cls(engine.from_mpmath(high), engine.from_mpmath(low), per_client, trials,
+                   max(1, math.ceil(trials / (rows or RELAXED_ROWS))))
+
+    @property
+    def kept(self) -> int:
+        return self.trials - (self.step if self.step > 1 else 0)
+
+    def splits(self) -> list[int]:
+        """The t (t₀) to evaluate: every split, or the grid of steps."""
+        return list(range(self.trials + 1)) if self.step == 1 else sorted(set(range(0, self.kept + 1, self.step))
+                                                                          | {self.kept})
+
+    def pairs(self, engine, ts: Sequence[int]):
+        """(chunk of t, rows t, rows t + M), a chunk of _RELAXED_CHUNK splits at a time (memory)."""
+        for start in range(0, len(ts), _RELAXED_CHUNK):
+            chunk = list(ts[start : start + _RELAXED_CHUNK])
+            wanted = sorted(set(chunk) | {t + self.per_client for t in chunk})
+            rows = engine.level(self.high, self.low, self.kept + self.per_client, wanted)
+            index = {t: i for i, t in enumerate(wanted)}
+            yield (chunk, engine.select(rows, [index[t] for t in chunk]),
+                   engine.select(rows, [index[t + self.per_client] for t in chunk]))
+
+
+def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
+    """PBM: the maximum over the relaxed family (:class:`RelaxedFamily`). In a sweep over n
     (``memo``), row t is skipped when the previous n bounds it below the value of the rows
     t = kM (the clients at ±b: ``found``, or evaluated first): dropping one client's M trials,
-    j of them at p(b), leaves row t − j of the previous n, and cannot decrease D_α.
-
-    Beyond RELAXED_ROWS trials, every t in [t₀, t₀ + w] (w = ⌈T / RELAXED_ROWS⌉) is bounded at
-    once by dropping w trials (data processing): what remains is t₀ trials at p(b) and
-    T − w − t₀ at p(−b), rows t₀ and t₀ + M of a level of T − w + M trials, for t₀ = 0, w, 2w,
-    … and T − w. The rows are computed a chunk at a time (memory)."""
-    with mpmath.workdps(max(40, (engine.dps or 0) + 10)):
-        low, high, per_client = mechanism.relaxed_components()
-    trials = (n - 1) * per_client
-    high_row, low_row = engine.from_mpmath(high), engine.from_mpmath(low)
-    step = max(1, math.ceil(trials / RELAXED_ROWS))
-    kept = trials - (step if step > 1 else 0)
+    j of them at p(b), leaves row t − j of the previous n, and cannot decrease D_α."""
+    family = RelaxedFamily.of(mechanism, n, engine)
+    trials, per_client = family.trials, family.per_client
 
     def evaluate(ts):
         bound, screened = np.full(len(alphas), -np.inf), []
-        for start in range(0, len(ts), _RELAXED_CHUNK):
-            chunk = ts[start : start + _RELAXED_CHUNK]
-            wanted = sorted(set(chunk) | {t + per_client for t in chunk})
-            rows = engine.level(high_row, low_row, kept + per_client, wanted)
-            index = {t: i for i, t in enumerate(wanted)}
-            part, values = _pair_maximum(engine, engine.select(rows, [index[t] for t in chunk]),
-                                         engine.select(rows, [index[t + per_client] for t in chunk]), alphas)
+        for _, low_rows, high_rows in family.pairs(engine, ts):
+            part, values = _pair_maximum(engine, low_rows, high_rows, alphas)
             bound = np.maximum(bound, part)
             screened.append(values)
         return bound, np.concatenate(screened)
 
     b = float(mechanism.bound)
-    if step > 1:
-        bound, _ = evaluate(sorted(set(range(0, kept + 1, step)) | {kept}))
+    if family.step > 1:
+        bound, _ = evaluate(family.splits())
         return bound, (f"the others' {trials} trials each at p(±{b:g}) independently, every split bounded within "
-                       f"{step} trials (data processing)")
+                       f"{family.step} trials (data processing)")
     memo = {} if memo is None else memo
     previous = memo.pop(("relaxed", n - 1, tuple(alphas)), None)
     if previous is None:
@@ -1052,5 +1081,4 @@ def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
         for t in set(range(trials + 1)) - set(ts):
             values[t] = bounds[t]
     memo[("relaxed", n, tuple(alphas))] = values
-    b = float(mechanism.bound)
     return bound, f"the others' {trials} trials each at p(±{b:g}) independently, exhaustive"

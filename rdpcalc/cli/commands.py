@@ -169,7 +169,8 @@ def divergence_command(cls: type[Mechanism]):
         Opt("x_prime", "Client 1's input under Q (with --x).", metavar="X'", panel="Neighbours"),
         Opt("seed", "Seed of --neighbours paper.", kind=int, default=0, panel="Neighbours"),
         Opt("budget", f"--neighbours worst, n>1: search exhaustively when the others' multisets number at most COUNT "
-            f"(1 … {MAX_BUDGET}).", kind=int, default=EXHAUSTIVE_BUDGET, panel="Neighbours"),
+            f"(1 … {MAX_BUDGET}); the certificate's data-processing part enumerates as many others as fit in it.",
+            kind=int, default=EXHAUSTIVE_BUDGET, panel="Neighbours"),
         Opt("grid", "One client: search all pairs of N equally spaced inputs (2 … 2001) instead of the breakpoints.",
             kind=int, panel="Neighbours"),
         Opt("margin", "One client, mechanisms whose pmf jumps at its levels (qmgeo): search the inputs kept ETA·Δ away "
