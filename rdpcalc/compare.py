@@ -187,16 +187,20 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
 def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, clients: int | None, dim: int,
                 sampling: str, observer: str) -> tuple[float, str]:
     """(ε at ``dp_delta`` of the run, the method): the certified per-round worst case of the sum
-    without its wrap-around (an upper bound), composed as a PLD where the observer knows the
-    sample, else by the Rényi curve (amplified)."""
+    without its wrap-around (an upper bound), composed by the Rényi curve and, where the observer
+    knows the sample, also as a PLD; the smaller of the two, both upper bounds (as
+    :func:`rdpcalc.account` reports)."""
     from .accountant import Accountant, MechanismEvent
     from .runs import _participation
 
     event = MechanismEvent(replace(mechanism, bits=None), n=n, clients=clients, dim=dim, observer=observer,
                            sampling=sampling)
     count = _participation(None, rounds, observer, event.rate)
-    method = "rdp" if event.amplified else "pld"
-    return float(Accountant(method).compose(event, count).get_epsilon(dp_delta)), method
+    epsilon_rdp = float(Accountant("rdp").compose(event, count).get_epsilon(dp_delta))
+    if event.amplified:
+        return epsilon_rdp, "rdp"
+    epsilon_pld = float(Accountant("pld").compose(event, count).get_epsilon(dp_delta))
+    return (epsilon_pld, "pld") if epsilon_pld <= epsilon_rdp else (epsilon_rdp, "rdp")
 
 
 def _compare_one(name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float, run: dict,
