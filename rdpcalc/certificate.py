@@ -100,6 +100,9 @@ SOFT_SHARE = 0.9
 #: the orders at which Theorem A runs at most; between them the bound follows chords
 #: (:func:`rdpcalc.worstcase._by_chords`)
 ORDERS = 6
+#: up to this many finite orders asked (up to LARGEST_ORDER), Theorem A runs at each of them
+#: (no chords: the claims' sweep of the papers' figures asks seven)
+DIRECT_ORDERS = 8
 #: Theorem A evaluates at most this many nodes × clients (multisets of the exact group over every
 #: k, per mirror class of pairs and split, times n: a node's cost grows with its rows' length);
 #: RQM's n = 40 headline takes about 2.5·10⁶ (10 s on two cores)
@@ -461,7 +464,9 @@ def continuum(pmfs: np.ndarray, clients: int, alphas: Sequence[float], found: np
     is soft, k = n − 1)."""
     shared = np.minimum(pmfs[0], pmfs[1])
     share = float(shared.sum())
-    chosen = Split((0, 1), (), share, shared / share, np.zeros((0, pmfs.shape[1])))
+    # λ = 0 (the pmfs at ±b disjoint): P_y = 0·C + E_y holds for any C, the uniform one is taken
+    component = shared / share if share > 0 else np.full(len(shared), 1.0 / len(shared))
+    chosen = Split((0, 1), (), share, component, np.zeros((0, pmfs.shape[1])))
     problem = Problem(pmfs, ((0, 1),), tuple(alphas), (1, 0), clients)
     ends = chosen.nodes(problem.others) // 2 * clients <= THEOREM_A_WORK
     bound = theorem_a(problem, chosen, np.asarray(found) * (1 + TOLERANCE), PLANS_WITHOUT_RESIDUALS,

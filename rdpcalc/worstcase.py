@@ -612,7 +612,8 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     elif search_name == "exhaustive":
         upper, text = best.values, "exhaustive: equal to the value"
     else:
-        bound, text = _certificate(mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values)
+        bound, text = _certificate(mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values,
+                                   [c for c in dict.fromkeys(best.attained) if c is not None])
         upper = np.maximum(bound, best.values)
     stages.report("certificate", 1)
     return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
@@ -737,11 +738,12 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
 
 
 def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
-                 found=None) -> tuple[np.ndarray, str]:
+                 found=None, attained: Sequence[Configuration] = ()) -> tuple[np.ndarray, str]:
     """The bound of the module docstring for a search that is not exhaustive, and its text
     (``mixture``: a :class:`_MixtureBound` already built; ``memo`` as in :func:`search`;
-    ``found``: the values the search found, when it ran). Each bound is computed at no more
-    than _CERTIFICATE_ORDERS orders and bounded by chords in between (:func:`_by_chords`)."""
+    ``found``: the values the search found, when it ran, ``attained`` the configurations that
+    attain them). Each bound is computed at no more than _CERTIFICATE_ORDERS orders and bounded
+    by chords in between (:func:`_by_chords`)."""
     family = mechanism.OTHERS_FAMILY
     if family == "relaxed":
         found_at = None if found is None else dict(zip(alphas, found))
@@ -759,8 +761,16 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
         return one, "one client (data processing)"
     texts = []
 
-    def found_below(orders):  # at an order not asked for, the value found at the largest order below it is attained
-        return np.array([max((v for a, v in zip(alphas, found) if a <= order), default=0.0) for order in orders])
+    def found_below(orders):
+        """Values attained at ``orders`` (the certificate's targets): those found where asked; at
+        an order not asked for, the configurations found evaluated there, or (none given) the value
+        found at the largest order below it (D_α is non-decreasing in α)."""
+        values = np.array([max((v for a, v in zip(alphas, found) if a <= order), default=0.0) for order in orders])
+        unasked = [order for order in orders if order not in alphas]
+        if attained and unasked:
+            evaluated = dict(zip(unasked, _accurate(engine, clients, points, unasked, attained).values))
+            values = np.array([max(value, evaluated.get(order, value)) for order, value in zip(orders, values)])
+        return values
 
     if family != "affine":
         def interval(orders):
@@ -796,23 +806,28 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 def _certificate_orders(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float],
                         count: int = certificate.ORDERS) -> np.ndarray:
     """:mod:`rdpcalc.certificate`'s bounds at every order: computed at no more than ``count`` of
-    the orders up to certificate.LARGEST_ORDER (and ∞), chords between them (:func:`_by_chords`);
-    above LARGEST_ORDER, the bound at ∞ (D_α ≤ D_∞)."""
+    the orders up to certificate.LARGEST_ORDER (and ∞), or at each of them where they number at
+    most certificate.DIRECT_ORDERS, chords between them (:func:`_by_chords`); above
+    LARGEST_ORDER, the bound at ∞ (D_α ≤ D_∞)."""
     kept = [a for a in alphas if a <= certificate.LARGEST_ORDER]
+    count = max(count, certificate.DIRECT_ORDERS if len(kept) <= certificate.DIRECT_ORDERS else 0)
     if len(kept) < len(alphas):  # ∞ bounds the orders above LARGEST_ORDER
         kept.append(math.inf)
     cheap = [1 + 2.0**-k for k in range(1, 7)] + [float(a) for a in range(2, int(certificate.LARGEST_ORDER) + 1)]
-    values = dict(zip(kept, _by_chords(compute, kept, count, cheap)))
+    values = dict(zip(kept, _by_chords(compute, kept, count, cheap, preferred=kept)))
     cap = values.get(math.inf, math.inf)
     return np.array([values.get(a, cap) for a in alphas], dtype=float)
 
 
 def _by_chords(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float],
-               count: int = _CERTIFICATE_ORDERS, cheap: Sequence[float] = ()) -> np.ndarray:
+               count: int = _CERTIFICATE_ORDERS, cheap: Sequence[float] = (),
+               preferred: Sequence[float] = ()) -> np.ndarray:
     """``compute(alphas)``, a bound on a maximum of divergences, computed at no more than
     ``count`` orders (spread evenly in log(α − 1) between the smallest and largest finite
     orders, which are kept, as is ∞; the others taken among ``alphas``, or among ``cheap``
-    when given: orders the computation handles faster) and bounded at the others by chords:
+    when given: orders the computation handles faster, those also in ``preferred`` first when
+    one lies within a factor 1.5 in α − 1 of the even spacing — where the search found a value,
+    the certificate's refinement has a target it can reach) and bounded at the others by chords:
     (α − 1)·D_α = log Σ P^α Q^{1−α} is convex in α (a log-sum-exp of functions affine in α), so
     is a log-mixture of such terms (Theorem A, the common-component bound) and a maximum of
     either, so between two computed orders α₁ < α < α₂ it lies below the chord through
@@ -823,8 +838,20 @@ def _by_chords(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[fl
     above_one = np.array([a for a in finite if a > 1])
     targets = np.geomspace(above_one[0] - 1, above_one[-1] - 1, count - 1) + 1
     inside = np.array([a for a in cheap if above_one[0] < a < above_one[-1]] or above_one)
-    grid = sorted({finite[0], above_one[0], above_one[-1],
-                   *(float(inside[np.argmin(np.abs(np.log((inside - 1) / (t - 1))))]) for t in targets[1:-1])})
+    favoured = np.array([a for a in inside if a in set(preferred)])
+
+    def nearest(candidates, target):
+        distance = np.abs(np.log((candidates - 1) / (target - 1)))
+        return float(candidates[np.argmin(distance)]), float(np.min(distance))
+
+    def anchor(target):
+        if len(favoured):
+            order, distance = nearest(favoured, target)
+            if distance <= math.log(1.5):
+                return order
+        return nearest(inside, target)[0]
+
+    grid = sorted({finite[0], above_one[0], above_one[-1], *(anchor(t) for t in targets[1:-1])})
     orders = grid + ([math.inf] if math.inf in alphas else [])
     computed = dict(zip(orders, np.asarray(compute(orders), dtype=float)))
     out = []
