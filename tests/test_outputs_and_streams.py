@@ -164,7 +164,7 @@ def test_progress_bar_on_a_terminal_with_real_totals_and_json_on_stdout():
 
     controller, terminal = pty.openpty()
     argv = [sys.executable, "-m", "rdpcalc", "divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42",
-            "--n", "120", "--alpha", "2", "--json"]
+            "--n", "60", "--alpha", "2", "--json"]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=terminal, env={**os.environ, "COLUMNS": "120"})
     os.close(terminal)
     shown = b""
@@ -183,7 +183,7 @@ def test_progress_bar_on_a_terminal_with_real_totals_and_json_on_stdout():
     out = process.communicate(timeout=120)[0]
     os.close(controller)
     assert process.returncode == 0
-    assert json.loads(out)[0]["n"] == 120
+    assert json.loads(out)[0]["n"] == 60
     text = shown.decode("utf-8", "replace")
     counts = re.findall(r"(\d+)/(\d+)", re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text))
     assert counts and all(int(done) <= int(total) for done, total in counts)

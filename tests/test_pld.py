@@ -235,7 +235,7 @@ def _optimistic_pair_epsilon(mech, x, x_prime, others: dict, rounds: int, delta:
     return result
 
 
-@pytest.mark.parametrize("n, rounds", [(1, 50), (3, 200), (40, 24)])
+@pytest.mark.parametrize("n, rounds", [(1, 50), (3, 200), pytest.param(40, 24, marks=pytest.mark.slow)])
 def test_pld_epsilon_never_below_an_explicit_pairs_optimistic_pld(n, rounds):
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     c, level = Fraction(3, 2), Fraction(7, 5)
