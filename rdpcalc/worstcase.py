@@ -612,12 +612,38 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     elif search_name == "exhaustive":
         upper, text = best.values, "exhaustive: equal to the value"
     else:
-        bound, text = _certificate(mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values,
-                                   [c for c in dict.fromkeys(best.attained) if c is not None])
+        bound, text = _sweep_certificate(memo, mechanism, n, alphas, lambda: _certificate(
+            mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values,
+            [c for c in dict.fromkeys(best.attained) if c is not None]))
         upper = np.maximum(bound, best.values)
     stages.report("certificate", 1)
     return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
                         search_name, text)
+
+
+#: in a sweep over n, the certificate is computed again once n has grown by this factor since
+#: the n it was computed at (:func:`_sweep_certificate`)
+SWEEP_RECERTIFY = 1.1
+
+
+def _sweep_certificate(memo: dict | None, mechanism: Mechanism, n: int, alphas: list[float],
+                       compute: Callable[[], tuple[np.ndarray, str]]) -> tuple[np.ndarray, str]:
+    """``compute()``, or in a sweep over increasing n (``memo``) the certificate of an earlier
+    n′ ≤ n < SWEEP_RECERTIFY·n′. Valid: W_n(α) is non-increasing in n. For any inputs of n
+    clients, the sum of n is the sum of the first n − 1 plus the n-th client's output, drawn
+    independently of client 1's input — a post-processing of the pair of sums of n − 1
+    clients (modular reduction, with ``bits``, is one too), so D_α of the pair of n is at most
+    D_α of the pair of n − 1, hence at most W_{n−1}(α). PBM's relaxed bound is exact and fast,
+    and is computed at every n."""
+    key = ("certified", tuple(alphas))
+    earlier = None if memo is None or mechanism.OTHERS_FAMILY == "relaxed" else memo.get(key)
+    if earlier is not None and earlier[0] <= n < SWEEP_RECERTIFY * earlier[0]:
+        return earlier[1], (f"the certificate at n = {earlier[0]} (the worst case is non-increasing in n: data "
+                            f"processing), {earlier[2]}")
+    bound, text = compute()
+    if memo is not None:
+        memo[key] = (n, bound, text)
+    return bound, text
 
 
 #: the most inputs of the grid the others run over when the sum wraps (PBM with ``bits``)

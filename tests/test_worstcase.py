@@ -315,6 +315,21 @@ def test_sweep_reuse_gives_the_values_of_separate_searches(name, params):
         assert [p.upper for p in points] == pytest.approx(alone.upper, rel=1e-12)
 
 
+def test_a_sweep_over_n_reuses_a_certificate_that_stays_above_the_exhaustive_value():
+    """In a sweep over n (a shared memo) the certificate of n′ serves n′ ≤ n < 1.1·n′ (the worst
+    case is non-increasing in n): it says so, it is the bound of n′, and it lies above the value
+    of the exhaustive search at n; at n ≥ 1.1·n′ it is computed again."""
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=8, q="0.42")
+    engine, alphas, memo = make_engine("fast"), [2.0, 10.0], {}
+    swept = {n: worstcase.search(mech, n, alphas, engine, budget=1, memo=memo) for n in (20, 21, 22)}
+    assert "the certificate at n = 20" in swept[21].certificate and swept[21].upper == swept[20].upper
+    assert "the certificate at n =" not in swept[20].certificate + swept[22].certificate
+    for n in (21, 22):
+        exhaustive = worstcase.search(mech, n, alphas, engine)
+        assert exhaustive.search == "exhaustive"
+        assert all(u >= v * (1 - 1e-12) for u, v in zip(swept[n].upper, exhaustive.values))
+
+
 @pytest.mark.parametrize("name,params,n", [
     ("rqm", {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}, 10),
     ("pbm", {"c": "1.5", "theta": "0.25", "trials": 4}, 12),
