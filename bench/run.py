@@ -580,14 +580,66 @@ def main() -> int:
     lines += kfamily_section()
     print("L: sweep", flush=True)
     lines += sweep_section()
+    print("M: the certified worst case", flush=True)
+    lines += certificate_section()
     text = "\n".join(lines)
     (Path(__file__).parent / "results.md").write_text(text, encoding="utf-8")
     print(text)
     return 0
 
 
+# ------------------------------------------------------------------ M. the certified worst case (issue 27)
+M_CASES = [
+    ("RQM c = Δ = 1.5, m = 16, q = 0.42", "rqm", {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}, (10, 40, 100, 1000),
+     [1, 2, 10, math.inf]),
+    ("RQM c = Δ = 1.5, m = 8, q = 0.42 (the audit's m = 8)", "rqm", {"c": "1.5", "delta": "1.5", "m": 8, "q": "0.42"},
+     (60,), [1, 2]),
+    ("quantized Gaussian σ = 1, C_q = 1, k = 16", "qgauss", {"sigma": 1, "clip": 1, "k": 16}, (10, 40, 1000),
+     [1, 2, 10, math.inf]),
+    ("PBM θ = 0.25, 16 trials", "pbm", {"c": "1.5", "theta": "0.25", "trials": 16}, (40, 1000), [1, 2, 10, math.inf]),
+    ("PBM c = 1, θ = 3/10, 7 trials, bits = 4 (wraps)", "pbm", {"c": 1, "theta": "3/10", "trials": 7, "bits": 4}, (4,),
+     [1, 2, 10, math.inf]),
+]
+
+
+def certificate_section() -> list[str]:
+    """M: certified / found for the issue's cases, and the timings of its speed goals."""
+    lines = ["## M. The certified worst case (issue 27): certified / found", "",
+             "Per case and n: the four orders in one `rdpcalc.divergence` call (time for all of them), the value "
+             "found, the certified upper bound, their ratio, and the certificate.", "",
+             "| case | n | α | found | certified | certified / found | time (s) | search; certificate |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for label, name, params, ns, alphas in M_CASES:
+        mech = rdpcalc.make_mechanism(name, **params)
+        for n in ns:
+            print(f"M: {label}, n = {n}", flush=True)
+            seconds, records = timed(lambda mech=mech, n=n, alphas=alphas: rdpcalc.divergence(mech, n=n, alphas=alphas), 1)
+            for index, record in enumerate(records):
+                found, upper = record["divergence"], record["certified_upper"]
+                order = "∞" if record["alpha"] == math.inf else f"{record['alpha']:g}"
+                first = index == 0
+                lines.append(f"| {label if first else ''} | {n} | {order} | {found:.6g} | {upper:.6g} | "
+                             f"{upper / found:.4f} | {f'{seconds:.1f}' if first else ''} | "
+                             f"{record['search'] + '; ' + record['certificate'] if first else '″'} |")
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    headline, _ = timed(lambda: rdpcalc.divergence(mech, n=40, alphas=[2, 10, math.inf]), 1)
+    account_seconds, record = timed(lambda: rdpcalc.account(mech, n=40, clients=3400, rounds=2000), 1)
+    from rdpcalc.compare import compare
+
+    compare_seconds, rows = timed(lambda: compare(n=1000, bits=16, dp_epsilon=1.0), 1)
+    lines += ["", "Speed goals (2 cores, fast engine, the kernels compiled beforehand):", "",
+              "| workload | goal (s) | time (s) | result |", "|---|---:|---:|---|",
+              f"| `divergence rqm` headline, n = 40, α = 2, 10, ∞ | 10 | {headline:.1f} | — |",
+              f"| `account rqm` headline, n = 40, 2000 rounds, certified per-round curve | 30 | {account_seconds:.1f} | "
+              f"ε = {record['epsilon']:.4g} (by {record['epsilon_method']}; pld {record['epsilon_pld']:.4g}, rdp "
+              f"{record['epsilon_rdp']:.4g}) |",
+              f"| `compare --n 1000 --bits 16`, all SecAgg mechanisms | 120 | {compare_seconds:.1f} | "
+              f"{'; '.join(r['mechanism'] + (' ✓' if r['feasible'] else ' ✗ ' + r['reason']) for r in rows)} |", ""]
+    return lines
+
+
 SECTIONS = {"compare": ("## J. compare", compare_section), "kfamily": ("## K. The worst case over k", kfamily_section),
-            "sweep": ("## L. sweep", sweep_section)}
+            "sweep": ("## L. sweep", sweep_section), "certificate": ("## M. The certified worst case", certificate_section)}
 
 
 def one_section(name: str) -> int:
