@@ -187,20 +187,18 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
 def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, clients: int | None, dim: int,
                 sampling: str, observer: str) -> tuple[float, str]:
     """(ε at ``dp_delta`` of the run, the method): the certified per-round worst case of the sum
-    without its wrap-around (an upper bound), composed by the Rényi curve and, where the observer
-    knows the sample, also as a PLD; the smaller of the two, both upper bounds (as
-    :func:`rdpcalc.account` reports)."""
-    from .accountant import Accountant, MechanismEvent
-    from .runs import _participation
+    without its wrap-around (an upper bound), composed as :func:`rdpcalc.account` composes it
+    (:class:`rdpcalc.runs.AccountedRun`: the Rényi curve and, where the observer knows the
+    sample, a PLD; the smaller of the two ε, both upper bounds)."""
+    from .accountant import MechanismEvent
+    from .pld import DISCRETIZATION
+    from .runs import AccountedRun, _participation
 
     event = MechanismEvent(replace(mechanism, bits=None), n=n, clients=clients, dim=dim, observer=observer,
                            sampling=sampling)
     count = _participation(None, rounds, observer, event.rate)
-    epsilon_rdp = float(Accountant("rdp").compose(event, count).get_epsilon(dp_delta))
-    if event.amplified:
-        return epsilon_rdp, "rdp"
-    epsilon_pld = float(Accountant("pld").compose(event, count).get_epsilon(dp_delta))
-    return (epsilon_pld, "pld") if epsilon_pld <= epsilon_rdp else (epsilon_rdp, "rdp")
+    record = AccountedRun(event, count, "rdp" if event.amplified else "pld", {}, DISCRETIZATION).record(dp_delta=dp_delta)
+    return record["epsilon"], record["epsilon_method"]
 
 
 def _compare_one(name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float, run: dict,
