@@ -617,8 +617,18 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
             [c for c in dict.fromkeys(best.attained) if c is not None]))
         upper = np.maximum(bound, best.values)
     stages.report("certificate", 1)
-    return SearchResult([float(v) for v in best.values], best.precise, best.attained, [float(u) for u in upper],
-                        search_name, text)
+    return SearchResult([float(v) for v in best.values], best.precise, best.attained,
+                        _non_decreasing_in_alpha(alphas, upper, best.values), search_name, text)
+
+
+def _non_decreasing_in_alpha(alphas: Sequence[float], upper: np.ndarray, values: np.ndarray) -> list[float]:
+    """The bound at each order lowered to the smallest bound at an order at or above it (D_α is
+    non-decreasing in α for every pair, so W_n(α) ≤ W_n(α′) for α ≤ α′), and never below the
+    value found there: the certified curve is then non-decreasing in α like the worst case."""
+    order = np.argsort(alphas, kind="stable")
+    lowered = np.empty(len(alphas))
+    lowered[order] = np.minimum.accumulate(np.asarray(upper, dtype=float)[order][::-1])[::-1]
+    return [float(u) for u in np.maximum(lowered, values)]
 
 
 #: in a sweep over n, the certificate is computed again once n has grown by this factor since
@@ -760,7 +770,7 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     quick = _screening_engine(engine)
     clients = [quick.client(mechanism, p) for p in points]
     bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget)
-    return [float(u) for u in bound], certificate
+    return _non_decreasing_in_alpha(alphas, bound, np.full(len(alphas), -np.inf)), certificate
 
 
 def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
@@ -787,7 +797,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
         return one, "one client (data processing)"
     texts = []
 
-    def found_below(orders):
+    def targets(orders):
         """Values attained at ``orders`` (the certificate's targets): those found where asked; at
         an order not asked for, the configurations found evaluated there, or (none given) the value
         found at the largest order below it (D_α is non-decreasing in α)."""
@@ -800,7 +810,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
     if family != "affine":
         def interval(orders):
-            bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, found_below(orders))
+            bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, targets(orders))
             texts.append(text)
             return bound
 
@@ -817,7 +827,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
     def tight(orders):
         result = certificate.certify(_linear_pmfs(engine, clients), _mirror_map(mechanism), n, orders,
-                                     found_below(orders), budget)
+                                     targets(orders), budget)
         texts.append(result.text)
         return result.upper
 
@@ -836,7 +846,8 @@ def _certificate_orders(compute: Callable[[list[float]], np.ndarray], alphas: Se
     most certificate.DIRECT_ORDERS, chords between them (:func:`_by_chords`); above
     LARGEST_ORDER, the bound at ∞ (D_α ≤ D_∞)."""
     kept = [a for a in alphas if a <= certificate.LARGEST_ORDER]
-    count = max(count, certificate.DIRECT_ORDERS if len(kept) <= certificate.DIRECT_ORDERS else 0)
+    if len(kept) <= certificate.DIRECT_ORDERS:  # each of them directly
+        count = certificate.DIRECT_ORDERS
     if len(kept) < len(alphas):  # ∞ bounds the orders above LARGEST_ORDER
         kept.append(math.inf)
     cheap = [1 + 2.0**-k for k in range(1, 7)] + [float(a) for a in range(2, int(certificate.LARGEST_ORDER) + 1)]
@@ -864,7 +875,8 @@ def _by_chords(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[fl
     above_one = np.array([a for a in finite if a > 1])
     targets = np.geomspace(above_one[0] - 1, above_one[-1] - 1, count - 1) + 1
     inside = np.array([a for a in cheap if above_one[0] < a < above_one[-1]] or above_one)
-    favoured = np.array([a for a in inside if a in set(preferred)])
+    preferred = set(preferred)
+    favoured = np.array([a for a in inside if a in preferred])
 
     def nearest(candidates, target):
         distance = np.abs(np.log((candidates - 1) / (target - 1)))
