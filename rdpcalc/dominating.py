@@ -21,7 +21,8 @@ word for word. The family whose envelope is taken (:func:`per_round_pld`) is the
     the others reduced to their shared part C, H_γ ≤ Σ_K P(K) H_γ(P_x * C^{*K} ‖ P_x′ * C^{*K})
     for each pair (x, x′) — the PLD of the pair with K revealed, the K-weighted mixture of PLDs;
   - PBM: the others' trials relaxed to independent inputs, client 1 at ±b (the garbling
-    argument of :mod:`rdpcalc.worstcase`), every row of the level;
+    argument of :mod:`rdpcalc.worstcase`), every row of the level (beyond RELAXED_PLD_ROWS of
+    the others' trials, in steps bounded by data processing);
   - the quantized Gaussian and QMGeo: one client (data processing down to j = 0).
 * ``found`` (NOT a guarantee): the configurations the Rényi search found worst at a few orders,
   a lower bound of the envelope.
@@ -85,8 +86,7 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     others, family = clients_in_sum - 1, mechanism.OTHERS_FAMILY
     pairs = len(points) * (len(points) - 1)
     if family == "relaxed":
-        return _result(_relaxed(mechanism, clients_in_sum, engine, h),
-                       "the others' trials relaxed to independent inputs, client 1 at ±b (exhaustive)", True)
+        return _result(*_relaxed(mechanism, clients_in_sum, engine, h), True)
     if family == "affine" and worstcase.multisets(others, len(points)) * pairs <= budget:
         return _result(_exhaustive(clients, points, others, engine, h),
                        f"every pair of breakpoints × every multiset of the {others} others (exhaustive)", True)
@@ -194,10 +194,10 @@ def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.nd
     return share, rows, np.exp([worstcase.log_binomial_pmf(others, k, share) for k in range(others + 1)])
 
 
-def _relaxed(mechanism, n: int, engine, h) -> pldlib.Envelope:
+def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:
     """PBM: rows t and t + M of the relaxed family (t of the others' trials at p(b)), client 1 at
-    −b and +b, both orders (:class:`rdpcalc.worstcase.RelaxedFamily`: beyond a few thousand
-    trials, t in steps bounded by data processing)."""
+    −b and +b, both orders (:class:`rdpcalc.worstcase.RelaxedFamily`: beyond RELAXED_PLD_ROWS
+    trials, t in steps bounded by data processing); the envelope and what it covers."""
     family = worstcase.RelaxedFamily.of(mechanism, n, engine, RELAXED_PLD_ROWS)
     b = mechanism.bound
     within = f", every split within {family.step} trials (data processing)" if family.step > 1 else ""
@@ -207,7 +207,8 @@ def _relaxed(mechanism, n: int, engine, h) -> pldlib.Envelope:
             others = f"{t} of their {family.kept} trials at p({float(b):g}), the rest at p({float(-b):g}){within}"
             members.append(((-b, b, others), _rounded(engine, low_row, high_row, h)))
             members.append(((b, -b, others), _rounded(engine, high_row, low_row, h)))
-    return pldlib.envelope(members, h)
+    how = f"every split within {family.step} trials, data processing" if family.step > 1 else "exhaustive"
+    return pldlib.envelope(members, h), f"the others' trials relaxed to independent inputs, client 1 at ±b ({how})"
 
 
 def _relaxed_rows(mechanism, engine) -> tuple[np.ndarray, np.ndarray, int]:

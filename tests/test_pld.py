@@ -444,3 +444,28 @@ def test_composed_gaussian_pld_never_below_the_closed_form_at_small_delta(sigma,
                 assert ours <= float(exact) + 0.01 * float(exact)
             assert accountant.get_delta(ours if ours < math.inf else 1e3) >= float(
                 exact_delta(mpmath.mpf(ours if ours < math.inf else 1e3)))
+
+
+def test_pbm_certified_pld_in_steps_is_above_explicit_configurations():
+    """PBM at n = 40 (624 of the others' trials, over RELAXED_PLD_ROWS): the relaxed family
+    enters the envelope in steps of two trials (data processing). Its δ(ε) stays above the exact
+    hockey-stick divergence of explicit configurations — k others at +c, the rest at −c, client
+    1 at ±c — whose sums are plain numpy convolutions of the clients' binomial pmfs."""
+    mech = rdpcalc.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
+    n = 40
+    certified = dominating.per_round_pld(mech, n, "certified")
+    assert certified.certified and "every split within 2 trials, data processing" in certified.family
+    plus, minus = (np.array([math.comb(16, i) * p**i * (1 - p) ** (16 - i) for i in range(17)])
+                   for p in (0.5 + 0.25, 0.5 - 0.25))  # p(±c) = 1/2 ± θ
+
+    def total(first, k):
+        out = first
+        for pmf in [plus] * k + [minus] * (n - 1 - k):
+            out = np.convolve(out, pmf)
+        return out
+
+    for k in (0, 13, 39):
+        p, q = total(minus, k), total(plus, k)
+        for eps in (0.0, 0.5, 1.5):
+            explicit = max(_hockey(p, q, eps), _hockey(q, p, eps))
+            assert certified.pld.get_delta_for_epsilon(eps) >= explicit * (1 - 1e-9)
