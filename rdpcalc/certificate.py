@@ -107,6 +107,10 @@ DIRECT_ORDERS = 8
 #: k, per mirror class of pairs and split, times n: a node's cost grows with its rows' length);
 #: RQM's n = 40 headline takes about 2.5·10⁶ (10 s on two cores)
 THEOREM_A_WORK = 16_000_000
+#: Theorem A runs at an order α only where (α − 1)·log ρ stays below this (ρ: the pairs' largest likelihood
+#: ratio, finite, which bounds every configuration's): beyond it F_α may overflow float64 (e^709) to a useless
+#: +∞ that no staircase can lower; those orders are capped by D_∞ (Theorem B) alone
+OVERFLOW_EXPONENT = 690.0
 #: the staircases of a node, tried in turn until one is within the tolerance: (J₀, J′, fine):
 #: V_j exactly for j ≤ J₀ (every residual multiset of size j), then steps with J′ residuals,
 #: single up to j = fine, then doubling (:func:`_steps`)
@@ -516,7 +520,8 @@ def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alpha
     """The tightest of this module's bounds on W_n(α), per order: exhaustive when the others'
     multisets number at most ``budget``; otherwise Theorem B at ∞ (n′ − 1 the most others whose
     multisets fit ``budget``), which caps every order, and Theorem A at the finite orders up to
-    LARGEST_ORDER, each mirror class of pairs with the cheapest split that brings it within
+    LARGEST_ORDER whose F_α stays within float64 (OVERFLOW_EXPONENT; the others get Theorem B's
+    cap, computed for them even where ∞ is not asked), each mirror class of pairs with the cheapest split that brings it within
     TOLERANCE of ``found`` (values attained, per order: the search's) while the nodes fit
     THEOREM_A_WORK. Pairs whose one-client value is at most the value found at every order are
     left out (data processing)."""
@@ -533,16 +538,23 @@ def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alpha
                                                    "the value found")
     upper = np.full(len(alphas), math.inf)
     texts = []
-    finite = [index for index, alpha in enumerate(alphas) if alpha <= LARGEST_ORDER]
+    largest_log_ratio = float(np.log(np.max(ratio_bounds(pmfs, problem.pairs))))
+    finite = [index for index, alpha in enumerate(alphas) if alpha <= LARGEST_ORDER and (
+        alpha == 1 or math.isinf(largest_log_ratio) or (alpha - 1) * largest_log_ratio < OVERFLOW_EXPONENT)]
     if finite:
         bound, text = _theorem_a_all(problem, [alphas[i] for i in finite], found[finite])
         upper[finite] = np.minimum(upper[finite], bound)
         texts.append(text)
-    infinity = [index for index, alpha in enumerate(alphas) if alpha == math.inf]
-    if infinity:
-        cap, text = theorem_b(problem, float(found[infinity[0]]), budget)
-        upper = np.minimum(upper, cap)
-        texts.append(text)
+    capped = [index for index in range(len(alphas)) if index not in finite]
+    if capped:
+        # D_α ≤ D_∞ ≤ max(Theorem B's value over the pairs above the threshold, the threshold): a pair left out has
+        # D_∞ at most its one-client value, at most the threshold, itself a value attained at an order ≤ ∞
+        threshold = float(np.min(found[capped]))
+        cap, text = theorem_b(problem, threshold, budget)
+        upper = np.minimum(upper, max(cap, threshold))
+        overflowing = [alphas[i] for i in capped if alphas[i] <= LARGEST_ORDER]
+        texts.append(text + (f"; at α = {', '.join(f'{a:g}' for a in overflowing)} that cap alone (F_α would "
+                             "overflow float64)" if overflowing else ""))
     return Certificate(upper, "; ".join(texts))
 
 

@@ -164,6 +164,34 @@ def test_theorem_b_bounds_every_larger_n(seed):
         assert value >= brute_force(pmfs, clients - 1, (math.inf,))[0] * (1 - 1e-12)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_orders_whose_f_alpha_would_overflow_are_capped_by_d_infinity(seed):
+    """Pmfs with a likelihood ratio near e^20: at α = 40 and 60, (α − 1)·log ρ is past float64's
+    e^709, so Theorem A is not run there (it could only give +∞) and Theorem B's D_∞ caps them,
+    though ∞ is not asked. The bound stays finite and above the true maximum at every order."""
+    rng = random.Random(300 + seed)
+    pmfs = random_pmfs(rng, 3, 4)
+    pmfs[0] = np.array([1 - 3e-9, 1e-9, 1e-9, 1e-9])
+    pmfs[2] = pmfs[0][::-1]
+    alphas = (2.0, 40.0, 60.0)
+    clients = 5
+    truth = np.full(len(alphas), -np.inf)  # brute force in the log domain (the float formula overflows here)
+    for multiset in itertools.combinations_with_replacement(range(3), clients - 1):
+        rest = np.array([1.0])
+        for kind in multiset:
+            rest = np.convolve(rest, pmfs[kind])
+        logs = [np.log(np.convolve(row, rest)) for row in pmfs]
+        for x, x_prime in itertools.permutations(range(3), 2):
+            truth = np.maximum(truth, [float(mpmath.log(mpmath.fsum(mpmath.exp(alpha * a + (1 - alpha) * b)
+                                                                    for a, b in zip(logs[x], logs[x_prime]))))
+                                       / (alpha - 1) for alpha in alphas])
+    assert (60 - 1) * math.log(float(np.max(certificate.ratio_bounds(pmfs, [(0, 2)])))) > certificate.OVERFLOW_EXPONENT
+    result = certificate.certify(pmfs, None, clients, alphas, truth, budget=certificate.multisets(2, 3))
+    assert np.all(np.isfinite(result.upper))
+    assert np.all(result.upper >= truth * (1 - 1e-12))
+    assert "would overflow" in result.text
+
+
 def test_underflow_is_bounded_not_dropped():
     """RQM with q = 1 − 10⁻⁶: at n = 40 the sum's smallest entries are far below float64's range
     (1e-308), so the kernel's linear rows underflow there. Its value (margins included) must
