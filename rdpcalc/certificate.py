@@ -562,7 +562,8 @@ def _contenders(problem: Problem, single: np.ndarray, found: np.ndarray) -> list
     """The pairs that may attain the maximum at some order: at the finite orders up to
     LARGEST_ORDER those whose mirror class Theorem A with the cheapest split does not bound by
     ``found`` (values attained), elsewhere those whose one-client value (``single``, per pair
-    and order) exceeds it (data processing)."""
+    and order) exceeds it (data processing). Where that split has as many nodes as the
+    enumeration has multisets, every pair whose one-client value exceeds ``found`` is kept."""
     cheap = [i for i, alpha in enumerate(problem.alphas) if alpha <= LARGEST_ORDER]
     rest = [i for i in range(len(problem.alphas)) if i not in cheap]
     kept = {pair for pair, values in zip(problem.pairs, single) if np.any(values[rest] > found[rest])}
@@ -573,6 +574,8 @@ def _contenders(problem: Problem, single: np.ndarray, found: np.ndarray) -> list
     values = homogeneous(sub)
     rankings = {tuple(int(i) for i in np.argsort(-values[:, order], kind="stable")) for order in range(len(cheap))}
     splits = candidate_splits(problem.pmfs, sorted(rankings), problem.mirror)
+    if splits and splits[0].nodes(problem.others) >= multisets(problem.others, len(problem.pmfs)):
+        return sorted(kept.union(open_))  # ruling a pair out would cost more nodes than enumerating it
     for members in mirror_classes(open_, problem.mirror):
         if not splits or np.any(theorem_a(sub.with_pairs(members), splits[0], found[cheap]) > found[cheap]):
             kept.update(pair for pair in open_ if tuple(sorted(pair)) in members)
