@@ -83,7 +83,7 @@ orders above are capped by D_∞.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -503,20 +503,21 @@ _memory: dict = {}
 
 
 def certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],
-            found: np.ndarray | None, budget: int) -> Certificate:
+            found: np.ndarray | None, budget: int, progress: Callable[[float], None] | None = None) -> Certificate:
     """:func:`_certify`, remembered for the last _REMEMBERED distinct questions (the same pmfs,
-    clients, orders, values found and budget give the same certificate)."""
+    clients, orders, values found and budget give the same certificate). ``progress(fraction)``
+    is told, as Theorem A settles the client-1 pairs, the fraction of them settled."""
     key = (pmfs.tobytes(), pmfs.shape, None if mirror is None else tuple(mirror), clients, tuple(alphas),
            None if found is None else np.asarray(found, dtype=float).tobytes(), budget)
     if key not in _memory:
         if len(_memory) >= _REMEMBERED:
             _memory.pop(next(iter(_memory)))
-        _memory[key] = _certify(pmfs, mirror, clients, alphas, found, budget)
+        _memory[key] = _certify(pmfs, mirror, clients, alphas, found, budget, progress)
     return _memory[key]
 
 
 def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],
-             found: np.ndarray | None, budget: int) -> Certificate:
+             found: np.ndarray | None, budget: int, progress: Callable[[float], None] | None = None) -> Certificate:
     """The tightest of this module's bounds on W_n(α), per order: exhaustive when the others'
     multisets number at most ``budget``; otherwise Theorem B at ∞ (n′ − 1 the most others whose
     multisets fit ``budget``), which caps every order, and Theorem A at the finite orders up to
@@ -542,7 +543,7 @@ def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alpha
     finite = [index for index, alpha in enumerate(alphas) if alpha <= LARGEST_ORDER and (
         alpha == 1 or math.isinf(largest_log_ratio) or (alpha - 1) * largest_log_ratio < OVERFLOW_EXPONENT)]
     if finite:
-        bound, text = _theorem_a_all(problem, [alphas[i] for i in finite], found[finite])
+        bound, text = _theorem_a_all(problem, [alphas[i] for i in finite], found[finite], progress)
         upper[finite] = np.minimum(upper[finite], bound)
         texts.append(text)
     capped = [index for index in range(len(alphas)) if index not in finite]
@@ -598,11 +599,13 @@ def theorem_b(problem: Problem, found: float, budget: int) -> tuple[float, str]:
                   "(data processing)"
 
 
-def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray) -> tuple[np.ndarray, str]:
+def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
+                   progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, str]:
     """Theorem A at the finite orders ``alphas``: per mirror class of pairs, the candidate splits
     (from the homogeneous configurations' ranking at each order) cheapest first until one is
     within TOLERANCE of ``found``, as long as the nodes fit THEOREM_A_WORK; +inf where some
-    class got no split."""
+    class got no split. ``progress`` is told the fraction of classes settled (within the
+    tolerance, or out of splits) after each class's bound."""
     sub = Problem(problem.pmfs, problem.pairs, tuple(alphas), problem.mirror, problem.clients)
     values = homogeneous(sub)
     rankings = {tuple(int(i) for i in np.argsort(-values[:, order], kind="stable")) for order in range(len(alphas))}
@@ -614,6 +617,7 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray) -> 
     used: set[tuple[int, ...]] = set()
     pending = mirror_classes(problem.pairs, problem.mirror)
     best = {members: np.full(len(alphas), math.inf) for members in pending}
+    settled = 0
     for chosen in splits:  # class by class: a class within the tolerance needs no costlier split
         cost = chosen.nodes(problem.others) // (2 if problem.mirror is not None else 1) * problem.clients
         still = []
@@ -627,7 +631,12 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray) -> 
             best[members] = np.minimum(best[members], values)
             if not np.all(best[members] <= targets):
                 still.append(members)
+            elif progress is not None:
+                settled += 1
+                progress(settled / len(best))
         pending = still
+    if progress is not None:
+        progress(1.0)
     for values in best.values():
         bound = np.maximum(bound, values)
     groups = "; ".join(f"{len(chosen.exact)} exact + {len(chosen.soft)} soft breakpoints, λ = {chosen.share:.4f}"

@@ -133,6 +133,10 @@ _MAX_CANDIDATES = 8
 #: (spread over the range); every configuration they find is then evaluated at every order
 _SEARCH_ORDERS = 8
 
+#: the progress steps of the certificate stage of a search that is not exhaustive (its share of
+#: the bar: it is most of the time; reported as Theorem A settles the client-1 pairs)
+CERTIFICATE_STEPS = 100
+
 
 #: bytes of one number of the exact engine: an MPFR object (~64 B) and its mantissa
 #: (3.32·dps bits); measured 69 B per number at dps 50 (powers of RQM m = 16, n = 100, 400)
@@ -565,7 +569,8 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     compiled = compiled and exhaustive
     searching = {"others": 1} if exhaustive else {"mixture": pairs * affine, "two-group": pairs,
                                                   "ascent": len(_search_orders(alphas))}
-    stages = _Stages(progress, searching | {"accurate": 1, "certificate": 1})
+    certifying = 1 if exhaustive else CERTIFICATE_STEPS
+    stages = _Stages(progress, searching | {"accurate": 1, "certificate": certifying})
     if compiled:
         configurations = []
         homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
@@ -614,9 +619,10 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     else:
         bound, text = _sweep_certificate(memo, mechanism, n, alphas, lambda: _certificate(
             mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values,
-            [c for c in dict.fromkeys(best.attained) if c is not None]))
+            [c for c in dict.fromkeys(best.attained) if c is not None],
+            lambda fraction: stages.report("certificate", round(fraction * certifying))))
         upper = np.maximum(bound, best.values)
-    stages.report("certificate", 1)
+    stages.report("certificate", certifying)
     return SearchResult([float(v) for v in best.values], best.precise, best.attained,
                         _non_decreasing_in_alpha(alphas, upper, best.values), search_name, text)
 
@@ -774,11 +780,12 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
 
 
 def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
-                 found=None, attained: Sequence[Configuration] = ()) -> tuple[np.ndarray, str]:
+                 found=None, attained: Sequence[Configuration] = (),
+                 progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, str]:
     """The bound of the module docstring for a search that is not exhaustive, and its text
     (``mixture``: a :class:`_MixtureBound` already built; ``memo`` as in :func:`search`;
     ``found``: the values the search found, when it ran, ``attained`` the configurations that
-    attain them). Each bound is computed at no more than _CERTIFICATE_ORDERS orders and bounded
+    attain them; ``progress``: told the fraction of Theorem A's client-1 pairs settled). Each bound is computed at no more than _CERTIFICATE_ORDERS orders and bounded
     by chords in between (:func:`_by_chords`)."""
     family = mechanism.OTHERS_FAMILY
     if family == "relaxed":
@@ -827,7 +834,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
     def tight(orders):
         result = certificate.certify(_linear_pmfs(engine, clients), _mirror_map(mechanism), n, orders,
-                                     targets(orders), budget)
+                                     targets(orders), budget, progress)
         texts.append(result.text)
         return result.upper
 

@@ -443,3 +443,20 @@ def test_the_certified_bound_is_non_decreasing_in_alpha_whatever_the_order_asked
     shuffled = [alphas[i] for i in (9, 0, 5, 2, 8, 1, 7, 3, 6, 4)]
     again = worstcase.search(mech, 20, shuffled, make_engine("fast"), budget=1)
     assert dict(zip(shuffled, again.upper)) == pytest.approx(dict(zip(alphas, result.upper)), rel=1e-12)
+
+
+def test_progress_moves_during_the_certificate():
+    """A search that is not exhaustive reports its certificate stage in steps as Theorem A
+    settles the client-1 pairs, not in one jump at the end: the totals are fixed, the counts
+    never go back, and some report lies strictly inside the certificate's share."""
+    mech = rdpcalc.make_mechanism("rqm", c="1", delta="1", m=8, q="2/5")
+    reports = []
+    worstcase.search(mech, 16, [2.0, 10.0], make_engine("fast"), budget=100,
+                     progress=lambda done, total: reports.append((done, total)))
+    totals = {total for _, total in reports}
+    assert len(totals) == 1
+    total = totals.pop()
+    counts = [done for done, _ in reports]
+    assert counts == sorted(counts) and counts[-1] == total
+    start = total - worstcase.CERTIFICATE_STEPS
+    assert any(start < done < total for done in counts), counts
