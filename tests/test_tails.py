@@ -13,7 +13,6 @@ import pytest
 import rdpcalc
 from rdpcalc import tails
 from rdpcalc.numerics import FastEngine
-from rdpcalc.worstcase import Configuration
 
 ORDERS = [1, 1 + 1e-9, 1.01, 2, 10]
 CASES = [
