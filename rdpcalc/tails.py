@@ -41,6 +41,7 @@ With a modulus every sum is wrapped before its divergence; the bounds above hold
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -53,6 +54,12 @@ from .mechanisms import Mechanism
 from .numerics import FastEngine, fast
 from .worstcase import Configuration
 
+#: the fast engine's windowed sums of n clients: an entry p is within (|log p| + 1)·n·ENTRY_ROUNDINGS
+#: unit roundoffs (2⁻⁵³) of its true value, relative (a log-domain convolution rounds each log by
+#: ulp(|log p|) per client). Measured against mpmath at 40 digits: 0.56 at most (DDG and Skellam,
+#: 4 and 10 clients, logs down to −700); kept with a factor of eighteen to spare (the test asks five)
+ENTRY_ROUNDINGS = 10
+_UNIT_ROUNDOFF = 2.0**-53
 #: KL's upper end is D_α at α = 1 + this
 KL_ORDER_OFFSET = 1e-9
 #: why D_∞ of an unbounded noise is infinite
@@ -83,6 +90,25 @@ def brackets(mechanism: Mechanism, n: int, alphas: Sequence[float], values: Sequ
         single = (_single_worst(mechanism, order) if worst else _single(mechanism, configuration, order)) if n > 1 \
             else -math.inf
         out.append((lower, upper_end(mechanism, n, order, windowed, single)))
+    return monotone_envelopes(alphas, out)
+
+
+def monotone_envelopes(alphas: Sequence[float], ends: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Each (lower, upper) bracket tightened by the brackets of the other orders: D_α is
+    non-decreasing in α (for one pair, hence for a maximum over a family), so a lower end at α′
+    is a lower end at every α ≥ α′ and an upper end at α″ an upper end at every α ≤ α″. The
+    lower ends become the running maximum in α, the upper ends the running minimum from above.
+    A lower end above an upper end after that is an arithmetic error, raised."""
+    order = sorted(range(len(alphas)), key=lambda index: alphas[index])
+    lowers = list(itertools.accumulate((ends[i][0] for i in order), max))
+    uppers = list(itertools.accumulate((ends[i][1] for i in reversed(order)), min))[::-1]
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(alphas)
+    for rank, index in enumerate(order):
+        lower, upper = lowers[rank], uppers[rank]
+        if lower > upper:
+            raise ArithmeticError(f"the bracket at α = {alphas[index]:g} is inverted: lower end {lower!r} above "
+                                  f"the upper end {upper!r}")
+        out[index] = (lower, upper)
     return out
 
 
@@ -166,19 +192,37 @@ def _log_missing(n: int, log_epsilon: float) -> float:
 
 
 def _lower(lp: np.ndarray, lq: np.ndarray, alpha: float, n: int, log_epsilon: float) -> float:
-    """The lower end at a finite order (module docstring)."""
+    """The lower end at a finite order (module docstring), less its rounding (:func:`_entry_errors`):
+    log F̃ = log Σ P̃^α (Q̃ + η)^{1−α} moves by at most Σ_s w_s (α·e_P(s) + (α − 1)·e_Q(s)) when the
+    entries move by e_P, e_Q relative (w_s: each term's share of F̃), and the sums over S points
+    (the masses, the engine's divergence of the normalised rows) by (2α − 1)·S·2⁻⁵³ more; D is
+    that divided by α − 1. Near α = 1 that is large; the running maximum over the orders asked
+    (:func:`monotone_envelopes`) then keeps the better lower end of a smaller order."""
     log_eta = _log_missing(n, log_epsilon)
     lq_raised = np.logaddexp(lq, log_eta)
+    error_p, error_q = _entry_errors(lp, n), _entry_errors(lq_raised, n)
     if alpha == 1:
-        return _kl_lower(lp, lq_raised, math.exp(log_eta))
+        return _kl_lower(lp, lq_raised, math.exp(log_eta), error_p, error_q)
     divergence = float(fast.renyi_divergences(lp, lq_raised, np.array([alpha]))[0])
     mass_p, mass_q = float(fast.logsumexp(lp)), float(fast.logsumexp(lq_raised))
-    return divergence + (alpha * mass_p + (1 - alpha) * mass_q) / (alpha - 1)
+    with np.errstate(invalid="ignore"):
+        log_terms = np.where(lp > -np.inf, alpha * lp + (1 - alpha) * lq_raised, -np.inf)
+    shares = np.exp(log_terms - fast.logsumexp(log_terms))
+    moved = float(np.sum(shares * (alpha * error_p + (alpha - 1) * error_q))) + (2 * alpha - 1) * len(lp) * _UNIT_ROUNDOFF
+    return divergence + (alpha * mass_p + (1 - alpha) * mass_q) / (alpha - 1) - moved / (alpha - 1)
 
 
-def _kl_lower(lp: np.ndarray, lq_raised: np.ndarray, eta: float) -> float:
+def _entry_errors(log_row: np.ndarray, n: int) -> np.ndarray:
+    """Per entry, the relative error of the fast engine's windowed sum of ``n`` clients (ENTRY_ROUNDINGS)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(log_row), (np.abs(log_row) + 1) * n * ENTRY_ROUNDINGS * _UNIT_ROUNDOFF, 0.0)
+
+
+def _kl_lower(lp: np.ndarray, lq_raised: np.ndarray, eta: float, error_p: np.ndarray, error_q: np.ndarray) -> float:
     """Σ_s min over p ∈ [P̃(s), P̃(s) + η] of p log(p/q_s), q_s = Q̃(s) + η, minus η (module
-    docstring): p log(p/q) is convex in p with its minimum −q/e at p = q/e."""
+    docstring): p log(p/q) is convex in p with its minimum −q/e at p = q/e. Less its rounding:
+    with the entries off by e_P, e_Q relative, a term p log(p/q) moves by at most
+    |term|·e_P + p·(e_P + e_Q), and the sum of S terms by S·2⁻⁵³ of their magnitudes more."""
     p_low = np.exp(lp)
     p_high = p_low + eta
     q = np.exp(lq_raised)
@@ -186,7 +230,9 @@ def _kl_lower(lp: np.ndarray, lq_raised: np.ndarray, eta: float) -> float:
         at_low = np.where(p_low > 0, p_low * (lp - lq_raised), 0.0)
         at_high = np.where(p_high > 0, p_high * (np.log(p_high) - lq_raised), 0.0)
     terms = np.where(p_low >= q / math.e, at_low, np.where(p_high <= q / math.e, at_high, -q / math.e))
-    return float(np.sum(terms)) - eta
+    rounding = (float(np.sum(np.abs(terms) * (error_p + len(terms) * _UNIT_ROUNDOFF)))
+                + float(np.sum(p_high * (error_p + error_q))))
+    return float(np.sum(terms)) - eta - rounding
 
 
 def _windowed_at(mechanism: Mechanism, n: int, alpha: float, lp, lq, worst: bool) -> float:

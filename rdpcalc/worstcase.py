@@ -785,8 +785,9 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
     """The bound of the module docstring for a search that is not exhaustive, and its text
     (``mixture``: a :class:`_MixtureBound` already built; ``memo`` as in :func:`search`;
     ``found``: the values the search found, when it ran, ``attained`` the configurations that
-    attain them; ``progress``: told the fraction of Theorem A's client-1 pairs settled). Each bound is computed at no more than _CERTIFICATE_ORDERS orders and bounded
-    by chords in between (:func:`_by_chords`)."""
+    attain them; ``progress``: told the fraction of Theorem A's client-1 pairs settled). Each
+    bound is computed at no more than _CERTIFICATE_ORDERS orders and bounded by chords in
+    between (:func:`_by_chords`)."""
     family = mechanism.OTHERS_FAMILY
     if family == "relaxed":
         found_at = None if found is None else dict(zip(alphas, found))
