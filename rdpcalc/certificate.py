@@ -118,7 +118,8 @@ PLANS = ((0, 0, 4), (1, 0, 4), (1, 1, 6), (2, 2, 8), (3, 2, 12))
 #: the largest residual multiset a staircase uses
 _LARGEST_RESIDUAL = max(max(j0, js) for j0, js, _ in PLANS)
 
-_UNIT_ROUNDOFF = 2.0**-53
+#: float64's unit roundoff
+UNIT_ROUNDOFF = 2.0**-53
 
 
 # ----------------------------------------------------------------------------- the problem
@@ -140,11 +141,11 @@ def rounding_margin(alpha: float, clients: int, outputs: int) -> float:
     if alpha == math.inf:
         return 0.0
     support = clients * (outputs - 1) + 1
-    entry = clients * (outputs + 2) * _UNIT_ROUNDOFF
+    entry = clients * (outputs + 2) * UNIT_ROUNDOFF
     if alpha == 1:
-        return 2 * (3 * entry + support * _UNIT_ROUNDOFF)
+        return 2 * (3 * entry + support * UNIT_ROUNDOFF)
     powers = 4 * alpha + 2 * trees.ROOTS + 8  # a term's own rounding: square roots, products, exp and log
-    return 2 * ((2 * alpha + 1) * entry + (support + powers) * _UNIT_ROUNDOFF) / (alpha - 1)
+    return 2 * ((2 * alpha + 1) * entry + (support + powers) * UNIT_ROUNDOFF) / (alpha - 1)
 
 
 def _scale(alphas: Sequence[float]) -> np.ndarray:

@@ -50,6 +50,7 @@ import mpmath
 import numpy as np
 
 from . import worstcase
+from .certificate import UNIT_ROUNDOFF
 from .mechanisms import Mechanism
 from .numerics import FastEngine, fast
 from .worstcase import Configuration
@@ -59,7 +60,6 @@ from .worstcase import Configuration
 #: ulp(|log p|) per client). Measured against mpmath at 40 digits: 0.56 at most (DDG and Skellam,
 #: 4 and 10 clients, logs down to −700); kept with a factor of eighteen to spare (the test asks five)
 ENTRY_ROUNDINGS = 10
-_UNIT_ROUNDOFF = 2.0**-53
 #: KL's upper end is D_α at α = 1 + this
 KL_ORDER_OFFSET = 1e-9
 #: why D_∞ of an unbounded noise is infinite
@@ -208,14 +208,15 @@ def _lower(lp: np.ndarray, lq: np.ndarray, alpha: float, n: int, log_epsilon: fl
     with np.errstate(invalid="ignore"):
         log_terms = np.where(lp > -np.inf, alpha * lp + (1 - alpha) * lq_raised, -np.inf)
     shares = np.exp(log_terms - fast.logsumexp(log_terms))
-    moved = float(np.sum(shares * (alpha * error_p + (alpha - 1) * error_q))) + (2 * alpha - 1) * len(lp) * _UNIT_ROUNDOFF
+    moved = (float(np.sum(shares * (alpha * error_p + (alpha - 1) * error_q)))
+             + (2 * alpha - 1) * len(lp) * UNIT_ROUNDOFF)
     return divergence + (alpha * mass_p + (1 - alpha) * mass_q) / (alpha - 1) - moved / (alpha - 1)
 
 
 def _entry_errors(log_row: np.ndarray, n: int) -> np.ndarray:
     """Per entry, the relative error of the fast engine's windowed sum of ``n`` clients (ENTRY_ROUNDINGS)."""
     with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(log_row), (np.abs(log_row) + 1) * n * ENTRY_ROUNDINGS * _UNIT_ROUNDOFF, 0.0)
+        return np.where(np.isfinite(log_row), (np.abs(log_row) + 1) * n * ENTRY_ROUNDINGS * UNIT_ROUNDOFF, 0.0)
 
 
 def _kl_lower(lp: np.ndarray, lq_raised: np.ndarray, eta: float, error_p: np.ndarray, error_q: np.ndarray) -> float:
@@ -230,7 +231,7 @@ def _kl_lower(lp: np.ndarray, lq_raised: np.ndarray, eta: float, error_p: np.nda
         at_low = np.where(p_low > 0, p_low * (lp - lq_raised), 0.0)
         at_high = np.where(p_high > 0, p_high * (np.log(p_high) - lq_raised), 0.0)
     terms = np.where(p_low >= q / math.e, at_low, np.where(p_high <= q / math.e, at_high, -q / math.e))
-    rounding = (float(np.sum(np.abs(terms) * (error_p + len(terms) * _UNIT_ROUNDOFF)))
+    rounding = (float(np.sum(np.abs(terms) * (error_p + len(terms) * UNIT_ROUNDOFF)))
                 + float(np.sum(p_high * (error_p + error_q))))
     return float(np.sum(terms)) - eta - rounding
 

@@ -132,8 +132,8 @@ def compare(records: list[dict]) -> str:
             "Gaussian, Skellam, binomial) exactly (the others at a grid point, client 1 over the shifts); RQM and PBM "
             "by the certificate over their breakpoints; the quantized Gaussian by Theorem A over its input interval, "
             "which drops the residuals of its continuum of inputs, so its certified ε lies above the worst case it "
-            "attains (1.7× for σ = C_q = 1, k = 16 at n = 40, α = 2) — the price of a guarantee, not of the mechanism. Interpolated "
-            "MSE of the decoded sum at ε = 1 (log–log, within each sweep's range): " + "; ".join(parts) + ".")
+            "attains — the price of a guarantee, not of the mechanism. Interpolated MSE of the decoded sum at ε = 1 "
+            "(log–log, within each sweep's range): " + "; ".join(parts) + ".")
 
 
 SPECS = [FigureSpec(
