@@ -18,3 +18,12 @@ class ParameterError(ValueError):
         self.parameter = parameter
         self.message = message
         super().__init__(f"{parameter}: {message}")
+
+
+class SelfCheckFailed(ParameterError, ArithmeticError):
+    """A mechanism's pmf is not a distribution (a negative or NaN probability, a total mass
+    other than 1): the mechanism, not the run, is at fault. It names ``mechanism`` as its
+    parameter (the command line's MECHANISM), and the message names the mechanism and the input."""
+
+    def __init__(self, mechanism: str, message: str):
+        super().__init__("mechanism", f"{mechanism}: self-check failed: {message}")

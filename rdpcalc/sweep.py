@@ -52,6 +52,7 @@ import itertools
 import json
 import math
 import os
+import stat
 import time
 import tomllib
 from collections.abc import Callable, Sequence
@@ -95,22 +96,29 @@ class Point:
 # ----------------------------------------------------------------------------- the spec
 def load_spec(path: str | os.PathLike) -> list[Point]:
     """The points of the spec file at ``path``, checked (module docstring); a bad file raises
-    :class:`ParameterError` naming ``spec`` and, in the message, the key."""
+    :class:`ParameterError` naming ``spec`` and, in the message, the file and the key."""
+    name = os.fspath(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device could block or never end
+            raise ParameterError("spec", f"{os.fspath(path)!r} is not a regular file")
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ParameterError("spec", f"no such file: {os.fspath(path)!r}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ParameterError("spec", f"cannot read {os.fspath(path)!r}: {error}") from None
     try:
-        spec = tomllib.loads(text)
+        return expand(tomllib.loads(text))
     except tomllib.TOMLDecodeError as error:
-        raise ParameterError("spec", f"is not valid TOML: {error}") from None
-    return expand(spec)
+        raise ParameterError("spec", f"{name}: is not valid TOML: {error}") from None
+    except RecursionError:
+        raise ParameterError("spec", f"{name}: nests arrays or tables too deeply to be read") from None
+    except ParameterError as error:
+        raise ParameterError("spec", f"{name}: {error.message}") from None
 
 
 def expand(spec: dict) -> list[Point]:
-    """The points of a parsed spec (see :func:`load_spec`)."""
+    """The points of a parsed spec (see :func:`load_spec`), its values checked first
+    (:func:`check_values`)."""
     unknown = sorted(set(spec) - {"task"})
     if unknown:
         raise _spec_error(unknown[0], "is not a key of a sweep spec: it holds [[task]] tables")
@@ -127,6 +135,7 @@ def expand(spec: dict) -> list[Point]:
         if name in names:
             raise _spec_error(f"{where}.name", f"{name!r} names two tasks")
         names.add(name)
+        check_values(task, where)
         points += _task_points(task, where, name, len(points))
         if len(points) > MAX_POINTS:
             raise _spec_error(where, f"the spec expands to more than {MAX_POINTS} points")
@@ -170,6 +179,50 @@ def _task_points(task: dict, where: str, name: str, start: int) -> list[Point]:
             check_point(point, places, where)
             points.append(point)
     return points
+
+
+def check_values(task: dict, where: str) -> None:
+    """Refuse, naming its key, a value of a task that no API keyword takes: a NaN, a table
+    where a value belongs, a list inside a list, a date or time, or a mechanism that is not a
+    name. A value is a boolean, an integer, a number (±∞ included: each keyword checks its own
+    range when the point is built or run), a string, or a list of these; ``grid`` holds a list
+    of values per key and ``points`` a list of tables of values."""
+    mechanism = task.get("mechanism")
+    if "mechanism" in task and not isinstance(mechanism, str):
+        raise _spec_error(f"{where}.mechanism", f"must be a mechanism's name (a string), got {_shown(mechanism)}")
+    for section in ("fixed", "grid"):
+        table = task.get(section, {})
+        for key, value in table.items() if isinstance(table, dict) else ():
+            if section == "grid" and isinstance(value, list):
+                for number, item in enumerate(value, start=1):
+                    _check_value(item, f"{where}.grid.{key}[{number}]", key)
+            else:
+                _check_value(value, f"{where}.{section}.{key}", key)
+    listed = task.get("points", [])
+    for number, item in enumerate(listed if isinstance(listed, list) else (), start=1):
+        for key, value in item.items() if isinstance(item, dict) else ():
+            _check_value(value, f"{where}.points[{number}].{key}", key)
+
+
+def _check_value(value, place: str, key: str) -> None:
+    if key == "mechanism" and not isinstance(value, str):
+        raise _spec_error(place, f"must be a mechanism's name (a string), got {_shown(value)}")
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, float) and math.isnan(item):
+            raise _spec_error(place, "is NaN: give a number")
+        if isinstance(item, list | dict):
+            kind = "a list inside a list" if isinstance(item, list) else "a table"
+            raise _spec_error(place, f"holds {kind}: a value is a number, a string, a boolean or a list of these")
+        if not isinstance(item, bool | int | float | str):
+            raise _spec_error(place, f"holds a {type(item).__name__}: a value is a number, a string, a boolean or a "
+                                     "list of these")
+
+
+def _shown(value) -> str:
+    """A value as a message shows it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _table(task: dict, key: str, where: str) -> dict:
@@ -307,23 +360,48 @@ def journal_path(table: Path) -> Path:
 
 def read_journal(path: Path) -> dict[str, list[dict]]:
     """The points a journal holds (key → rows); a last line cut short by a kill is dropped (and
-    cut from the file, so that appending goes on from a whole line)."""
+    cut from the file, so that appending goes on from a whole line). Any other line that does
+    not read back as a point (:func:`journal_entry`) is refused: :class:`ParameterError`."""
     done: dict[str, list[dict]] = {}
     if not path.exists():
         return done
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ParameterError("output", f"{str(path)!r} is not a regular file: remove it to start the sweep again")
     data = path.read_bytes()
     whole = data[: data.rfind(b"\n") + 1]
     for number, line in enumerate(whole.decode("utf-8", errors="replace").splitlines(), start=1):
         try:
-            entry = json.loads(line)
-            done[entry["key"]] = entry["rows"]
-        except (ValueError, KeyError, TypeError):
-            raise ParameterError("output", f"{str(path)!r} is not a sweep journal (line {number}): remove it to start "
-                                           "the sweep again") from None
+            key, rows = journal_entry(line)
+        except ValueError as error:
+            raise ParameterError("output", f"{str(path)!r} is not a sweep journal (line {number}: {error}): remove it "
+                                           "to start the sweep again") from None
+        done[key] = rows
     if len(whole) < len(data):
         with path.open("r+b") as handle:
             handle.truncate(len(whole))
     return done
+
+
+def journal_entry(line: str) -> tuple[str, list[dict]]:
+    """(key, rows) of one journal line as :meth:`Journal.add` writes it: a JSON object with a
+    string ``key`` and ``rows``, a list of objects whose values hold no NaN (±∞ are kept);
+    anything else raises ValueError saying what is wrong."""
+
+    def refuse_nan(constant: str) -> float:
+        if constant == "NaN":
+            raise ValueError("it holds NaN")
+        return float(constant.replace("Infinity", "inf"))
+
+    try:
+        entry = json.loads(line, parse_constant=refuse_nan)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+        raise ValueError("not an object with a key")
+    rows = entry.get("rows")
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise ValueError("its rows are not a list of objects")
+    return entry["key"], rows
 
 
 class Journal:
@@ -422,6 +500,8 @@ def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, se
     end write the table and remove the journal. ``serial``: in this process; else on the
     cluster at ``scheduler`` or, by default, on a LocalCluster of ``workers`` processes (default:
     the cores)."""
+    if workers is not None:
+        check_workers(workers)
     form = table_format(output)
     journal_file = journal_path(output)
     if journal_file.exists() and not resume:
@@ -516,10 +596,31 @@ def _run_on_cluster(points: Sequence[Point], finished: Callable[[Point, list[dic
 
 
 def check_scheduler(address: str) -> str:
-    """``address`` if it reads as a scheduler address (tcp://HOST:PORT or tls://HOST:PORT),
-    else :class:`ParameterError`."""
+    """``address`` if it reads as a scheduler address (tcp://HOST:PORT, or tls://HOST:PORT
+    with a client certificate in dask's configuration), else :class:`ParameterError`."""
     protocol, _, rest = address.partition("://")
     host, _, port = rest.rpartition(":")
-    if protocol not in ("tcp", "tls") or not host or not port.isdigit():
-        raise ParameterError("scheduler", f"must be an address like tcp://HOST:PORT, got {address!r}")
+    if protocol not in ("tcp", "tls") or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ParameterError("scheduler", f"must be an address like tcp://HOST:PORT (PORT 1 … 65535), got {address!r}")
+    if protocol == "tls":
+        from distributed.security import Security
+
+        if Security().get_connection_args("client")["ssl_context"] is None:
+            raise ParameterError("scheduler", "a tls:// scheduler needs a client certificate: set dask's "
+                                              "distributed.comm.tls.ca-file, .client.cert and .client.key (for example "
+                                              "DASK_DISTRIBUTED__COMM__TLS__CA_FILE=…), or give a tcp:// address")
     return address
+
+
+def check_workers(workers: int) -> int:
+    """``workers`` if it is 1 … :func:`max_workers`, else :class:`ParameterError`."""
+    most = max_workers()
+    if not 1 <= workers <= most:
+        raise ParameterError("workers", f"must be an integer in 1 … {most} (four per core), got {workers!r}")
+    return workers
+
+
+def max_workers() -> int:
+    """The most worker processes a LocalCluster may start: four per core (each computes in one
+    thread, so more only share the cores and multiply the memory)."""
+    return 4 * (os.cpu_count() or 1)

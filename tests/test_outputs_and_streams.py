@@ -121,6 +121,28 @@ def test_closed_full_and_broken_stdout(tmp_path):
     assert piped.returncode == 0 and piped.stderr == ""
 
 
+STDERR_COMMANDS = {
+    "account": "account rqm --c 1 --delta 1 --m 4 --q 0.5 --n 3 --clients 30 --rounds 5",
+    "calibrate": "calibrate gaussian --solve sigma --dp-epsilon 1",
+    "sweep": "sweep {spec} --serial --output {folder}/table.csv",
+}
+
+
+@pytest.mark.parametrize("name", sorted(STDERR_COMMANDS))
+def test_a_closed_or_full_stderr_does_not_stop_the_work(tmp_path, name):
+    """Progress and hints are dropped; the result on standard output (or the table) is the same."""
+    (tmp_path / "spec.toml").write_text("[[task]]\ncommand = 'pmf'\nmechanism = 'rqm'\n"
+                                        "fixed = { c = 1, delta = 1, m = 4, q = 0.5, x = 0 }\n")
+    line = f"{sys.executable} -m rdpcalc " + STDERR_COMMANDS[name].format(spec=tmp_path / "spec.toml", folder=tmp_path)
+    outputs = []
+    for redirect in ("", "2>&-", "2> /dev/full"):
+        run = _run_shell(f"{line} {redirect}")
+        assert run.returncode == 0 and "internal error" not in run.stdout, run.stdout + run.stderr
+        table = tmp_path / "table.csv"
+        outputs.append(run.stdout + (table.read_text() if table.exists() else ""))
+    assert outputs[0] == outputs[1] == outputs[2] and outputs[0]
+
+
 def test_an_ascii_only_encoding_gets_ascii_spellings():
     run = _run_shell(f"{CLI} --alpha inf", PYTHONIOENCODING="ascii")
     assert run.returncode == 0, run.stderr

@@ -221,12 +221,16 @@ def test_a_journal_left_behind_is_not_overwritten_without_resume(tmp_path, capsy
     assert not out.exists()
 
 
-def test_a_damaged_journal_is_refused_naming_the_output(tmp_path, capsys):
+@pytest.mark.parametrize("damaged", ["not json", "3", "null", '["a", "b"]', '{"key": "b", "rows": [NaN]}',
+                                     '{"key": "b", "rows": [{"divergence": NaN}]}', '{"key": 3, "rows": []}',
+                                     '{"key": "b", "rows": ["x"]}', '{"key": "b"}', "[" * 100_000])
+def test_a_damaged_journal_is_refused_naming_the_output(tmp_path, capsys, damaged):
     spec = _write(tmp_path, "mixed.toml", MIXED_SPEC)
     out = tmp_path / "mixed.csv"
-    journal_path(out).write_text('{"key": "a", "rows": []}\nnot json\n')
+    journal_path(out).write_text('{"key": "a", "rows": [{"divergence": Infinity}]}\n' + damaged + "\n")
     code, err = _run_cli(["sweep", spec, "--serial", "--output", out, "--resume"], capsys)
-    assert code == 2 and err.startswith("rdpcalc: error: --output:") and "line 2" in err
+    assert code == 2 and err.startswith("rdpcalc: error: --output:") and "line 2" in err and err.count("\n") == 1
+    assert not out.exists()
 
 
 def test_a_point_that_fails_at_run_time_is_a_row_with_its_error(tmp_path, capsys):
@@ -247,6 +251,9 @@ grid = { others_plus = [1, 7] }
     assert bad.error.iloc[0].startswith("others_plus: must be an integer in [0, n−1]")
 
 
+RQM_TASK = "[[task]]\ncommand = 'pmf'\nmechanism = 'rqm'\nfixed = { c = 1, delta = 1, m = 4, q = 0.4, "
+
+
 @pytest.mark.parametrize("text, key", [
     ("[[task]\n", "is not valid TOML"),
     ("title = 'x'\n", "title: is not a key of a sweep spec"),
@@ -265,19 +272,38 @@ grid = { others_plus = [1, 7] }
     ("[[task]]\ncommand = 'pmf'\nmechanism = 'rqm'\nfixed = { c = 1, delta = 1, m = 4, q = 0.4, x = 0 }\n"
      "[[task]]\ncommand = 'pmf'\nmechanism = 'pbm'\nname = 'task1'\n",
      "task[2].name: 'task1' names two tasks"),
+    (RQM_TASK + "alphas = [nan] }\n", "task[1].fixed.alphas: is NaN"),
+    (RQM_TASK + "alphas = [2] }\ngrid = { x = [0, nan] }\n", "task[1].grid.x[2]: is NaN"),
+    (RQM_TASK + "alphas = [2] }\npoints = [{ dps = nan }]\n", "task[1].points[1].dps: is NaN"),
+    (RQM_TASK + "alphas = { a = { b = 1 } } }\n", "task[1].fixed.alphas: holds a table"),
+    (RQM_TASK + "alphas = [[2]] }\n", "task[1].fixed.alphas: holds a list inside a list"),
+    (RQM_TASK + "x = 1979-05-27 }\n", "task[1].fixed.x: holds a date"),
+    (RQM_TASK.replace("'rqm'", "['rqm']") + "alphas = [2] }\n", "task[1].mechanism: must be a mechanism's name"),
+    (RQM_TASK + "alphas = [2] }\npoints = [{ mechanism = 3 }]\n", "task[1].points[1].mechanism: must be a"),
+    (RQM_TASK + "alphas = [" + "[" * 5000 + "]" * 5000 + "] }\n", "nests arrays or tables too deeply"),
 ])
-def test_a_bad_spec_exits_2_naming_the_key(tmp_path, capsys, text, key):
+def test_a_bad_spec_exits_2_naming_the_file_and_the_key(tmp_path, capsys, text, key):
     spec = _write(tmp_path, "bad.toml", text)
     code, err = _run_cli(["sweep", spec, "--serial", "--output", tmp_path / "bad.csv"], capsys)
     assert code == 2
-    assert err.count("\n") == 1 and err.startswith("rdpcalc: error: SPEC.toml: ")
+    assert err.count("\n") == 1 and err.startswith(f"rdpcalc: error: SPEC.toml: {spec}: ")
     assert key in err
     assert not any(tmp_path.glob("bad.csv*"))
 
 
+def test_a_spec_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_path, capsys):
+    fifo = tmp_path / "spec.toml"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer forever
+    code, err = _run_cli(["sweep", fifo, "--serial", "--output", tmp_path / "x.csv"], capsys)
+    assert code == 2 and "is not a regular file" in err
+
+
 @pytest.mark.parametrize("args, option", [
     (["--scheduler", "localhost"], "--scheduler: must be an address like tcp://HOST:PORT"),
-    (["--workers", "0"], "--workers: must be an integer ≥ 1"),
+    (["--workers", "0"], "--workers: must be an integer in 1 …"),
+    (["--workers", "99999999999999999999"], "--workers: must be an integer in 1 …"),
+    (["--scheduler", "tls://127.0.0.1:1"], "--scheduler: a tls:// scheduler needs a client certificate"),
+    (["--scheduler", "tcp://127.0.0.1:70000"], "--scheduler: must be an address like tcp://HOST:PORT"),
     (["--serial", "--workers", "2"], "--workers: cannot be combined with --serial"),
     (["--checkpoint", "0"], "--checkpoint: must be > 0"),
 ])

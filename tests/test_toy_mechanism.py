@@ -16,7 +16,9 @@ import mpmath
 import pytest
 
 from rdpcalc.cli import main
+from rdpcalc.errors import SelfCheckFailed
 from rdpcalc.mechanisms import MECHANISMS, Bound, Mechanism, Param, SolveRange, register
+from rdpcalc.mechanisms.base import check_example_pmfs
 
 
 @dataclass(frozen=True)
@@ -167,3 +169,65 @@ def test_register_refuses_defaults_that_disagree():
     with pytest.raises(ValueError, match="default"):
         register(Drifted)
     assert "drifted" not in MECHANISMS
+
+
+@pytest.mark.parametrize("attribute, value, error, words", [
+    ("name", None, ValueError, "name must be a command-line word"),
+    ("name", "Two Words", ValueError, "name must be a command-line word"),
+    ("name", "", ValueError, "name must be a command-line word"),
+    ("title", None, TypeError, "title must be a string"),
+    ("paper", 3, TypeError, "paper must be a string"),
+    ("PARAMS", [], TypeError, "PARAMS must be a non-empty tuple of Param"),
+    ("EXAMPLE", {"--theta": "0.25"}, ValueError, "EXAMPLE must give the required parameter 'c'"),
+    ("EXAMPLE", {"--c": "1", "--theta": "0.7"}, ValueError, "EXAMPLE: theta"),
+    ("EXAMPLE", {"--c": "1", "--nope": "1"}, ValueError, "'--nope' is not an option"),
+])
+def test_register_refuses_a_badly_declared_mechanism_at_once(attribute, value, error, words):
+    Bad = dataclass(frozen=True)(type("Bad", (Toy,), {"name": "bad", attribute: value}))
+    with pytest.raises(error, match=words.replace("(", r"\(")):
+        register(Bad)
+    assert "bad" not in MECHANISMS and None not in MECHANISMS
+
+
+def _scaled(factor: float):
+    """A toy's pmf, multiplied by ``factor`` where θ ≠ ¼."""
+
+    def pmf(self, x):
+        values = Toy.pmf(self, x)
+        return values if self.theta == Fraction(1, 4) else [factor * p for p in values]
+
+    return pmf
+
+
+@pytest.mark.parametrize("pmf, words", [
+    (lambda self, x: [p * mpmath.mpf("0.9") for p in Toy.pmf(self, x)], "sums to 0.9, not 1"),
+    (lambda self, x: [p - mpmath.mpf("0.5") for p in Toy.pmf(self, x)], "has a negative, infinite or NaN"),
+    (lambda self, x: [mpmath.nan, mpmath.nan], "has a negative, infinite or NaN"),
+    (lambda self, x: Toy.pmf(self, x)[:1], "has 1 probabilities, but support_size is 2"),
+    (lambda self, x: 1 / 0, "fails: ZeroDivisionError"),
+])
+def test_register_checks_the_pmf_of_the_example(pmf, words):
+    Bad = dataclass(frozen=True)(type("Bad", (Toy,), {"name": "bad", "pmf": pmf}))
+    with pytest.raises(SelfCheckFailed, match=f"bad: self-check failed: the pmf of its EXAMPLE at x = -1 {words}"):
+        register(Bad)
+    assert "bad" not in MECHANISMS
+
+
+@pytest.mark.parametrize("name", sorted(set(MECHANISMS) - {"toy"}))
+def test_every_built_in_mechanism_passes_the_registration_check_of_its_pmf(name):
+    check_example_pmfs(MECHANISMS[name])
+
+
+def test_a_self_check_failing_at_run_time_is_an_error_naming_the_mechanism(monkeypatch, capsys):
+    """Right at the example's θ = ¼ (so it registers), its mass is 0.9 at θ = 0.3: exit 2, one line."""
+    Shifty = dataclass(frozen=True)(type("Shifty", (Toy,), {"name": "shifty", "pmf": _scaled(0.9)}))
+    monkeypatch.setitem(MECHANISMS, "shifty", Shifty)
+    register(Shifty)
+    for command in (["divergence", "shifty", "--c", "1", "--theta", "0.3"],
+                    ["divergence", "shifty", "--c", "1", "--theta", "0.3", "--engine", "exact"],
+                    ["account", "shifty", "--c", "1", "--theta", "0.3", "--n", "3", "--clients", "30"]):
+        capsys.readouterr()
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("rdpcalc: error: MECHANISM: shifty: self-check failed: the pmf at x = ") and \
+            err.count("\n") == 1, err

@@ -52,6 +52,56 @@ def _terminating_signals():
 
 
 
+class _DroppingStream:
+    """Standard error as the work sees it: what cannot be written (a closed descriptor, a full
+    disk) is dropped, so that progress and hints never stop a run whose result goes to
+    standard output. ``stream`` None (stderr closed): everything is dropped."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.encoding = getattr(stream, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        try:
+            if self._stream is not None:
+                self._stream.write(text)
+        except (OSError, ValueError):
+            self._stream = None
+        return len(text)
+
+    def flush(self) -> None:
+        try:
+            if self._stream is not None:
+                self._stream.flush()
+        except (OSError, ValueError):
+            self._stream = None
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def reconfigure(self, **settings) -> None:
+        if hasattr(self._stream, "reconfigure"):
+            self._stream.reconfigure(**settings)
+
+    def close(self) -> None:
+        """Nothing: the stream belongs to the process (a logging handler that kept this
+        wrapper closes it at exit)."""
+
+
+@contextmanager
+def _tolerant_stderr():
+    """:class:`_DroppingStream` as ``sys.stderr`` inside the block."""
+    original = sys.stderr
+    sys.stderr = _DroppingStream(original)
+    try:
+        yield
+    finally:
+        sys.stderr = original
+
+
 def _prepare_streams() -> None:
     """Standard output must be open; characters its encoding lacks are spelled in ASCII
     (:data:`ASCII_SPELLINGS`) instead of failing."""
@@ -82,6 +132,8 @@ def _stdout_failure(error: OSError) -> int:
 
 
 def _error_line(text: str) -> None:
+    if sys.stderr is None:  # closed: print(file=None) would write to standard output
+        return
     try:
         print(f"rdpcalc: error: {text}", file=sys.stderr)
     except (OSError, ValueError):
@@ -93,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     rdpcalc, 130 interrupted, 128 + signal number for SIGTERM/SIGHUP)."""
     QUIET["on"] = False
     try:
-        with _terminating_signals(), resources.restored():
+        with _terminating_signals(), resources.restored(), _tolerant_stderr():
             _prepare_streams()
             result = _invoke(sys.argv[1:] if argv is None else list(argv))
             sys.stdout.flush()
@@ -176,6 +228,8 @@ def _is_stdout_error(error: OSError) -> bool:
 
 
 def _internal_error(error: BaseException) -> int:
+    if sys.stderr is None:
+        return 1
     try:
         print(f"rdpcalc: internal error: {type(error).__name__}: {error} (please report this)", file=sys.stderr)
     except (OSError, ValueError):

@@ -717,7 +717,8 @@ def sweep_command():
                Opt("quiet", "No progress bar or summary on stderr.", kind=bool, option="--quiet", panel="Output"),
                Opt("scheduler", "Run on an existing dask.distributed cluster: its scheduler's address.",
                    metavar="tcp://HOST:PORT", panel="Execution"),
-               Opt("workers", "Worker processes of the embedded LocalCluster, ≥ 1 (default: one per core).", kind=int,
+               Opt("workers", "Worker processes of the embedded LocalCluster, 1 … four per core (default: one per "
+                              "core).", kind=int,
                    panel="Execution"),
                Opt("serial", "Run every point in this process, one after the other (no dask).", kind=bool,
                    panel="Execution")]
@@ -729,8 +730,6 @@ def sweep_command():
         render.QUIET["on"] = quiet
         if not checkpoint > 0:
             raise ParameterError("checkpoint", f"must be > 0 seconds, got {checkpoint!r}")
-        if workers is not None and workers < 1:
-            raise ParameterError("workers", f"must be an integer ≥ 1, got {workers!r}")
         chosen = [name for name, on in (("serial", serial), ("scheduler", scheduler is not None),
                                         ("workers", workers is not None)) if on]
         if serial and len(chosen) > 1:
@@ -738,9 +737,12 @@ def sweep_command():
         if scheduler is not None:
             if workers is not None:
                 raise ParameterError("workers", "sizes the embedded LocalCluster: it cannot be combined with --scheduler")
-            sweep.check_scheduler(scheduler)
         if not serial:
             _require_module("distributed", "serial", "a sweep on dask needs dask.distributed (or give --serial)")
+        if scheduler is not None:
+            sweep.check_scheduler(scheduler)
+        if workers is not None:
+            sweep.check_workers(workers)
         points = sweep.load_spec(spec)
         target = Path(output) if output is not None else Path(Path(spec).stem + ".csv")
         check_output_file(target, "output")

@@ -12,6 +12,7 @@ rounded to float64 (:func:`log_pmf`).
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from dataclasses import MISSING, dataclass
 from fractions import Fraction
@@ -21,7 +22,7 @@ from typing import ClassVar
 import mpmath
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, SelfCheckFailed
 from ..exactnum import fmt, to_fraction, to_int, to_mpf
 
 #: the largest number of output values of one client (levels, trials + 1): the exact pmfs cost
@@ -432,7 +433,7 @@ def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
     with mpmath.workdps(LOG_PMF_DPS):
         values = mechanism.pmf(x)
         if any(p < 0 for p in values):
-            raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} has a negative value")
+            raise SelfCheckFailed(mechanism.name, f"the pmf at x = {float(x):g} has a negative value")
         logs = [mpmath.log(p) for p in values if p > 0]
         check_log_range(mechanism, x, min(logs), LOG_LIMIT, "the fast engine")
         out = np.full(len(values), -np.inf)
@@ -455,25 +456,92 @@ def check_log_range(mechanism: Mechanism, x: Fraction, smallest_log, limit: floa
 MECHANISMS: dict[str, type[Mechanism]] = {}
 
 
+#: how the command line spells a mechanism: lower-case letters, digits and hyphens
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9-]*")
+#: the most breakpoints of the example at which :func:`register` checks the pmf
+CHECKED_BREAKPOINTS = 64
+
+
 def register(cls: type[Mechanism]) -> type[Mechanism]:
-    """Make ``cls`` known to every command (one line; also usable as a class decorator). Its
-    ``name`` must be new, and its :data:`~Mechanism.PARAMS` must be its dataclass fields, with
-    the same defaults."""
+    """Make ``cls`` known to every command (one line; also usable as a class decorator).
+
+    Checked at once (TypeError or ValueError naming the class, before anything is registered):
+    ``name`` is new and spelled as a command-line word (:data:`NAME_PATTERN`); ``title`` and
+    ``paper`` are strings; :data:`~Mechanism.PARAMS` are :class:`Param` objects naming exactly its
+    dataclass fields, with the same defaults; and, for a mechanism defined outside rdpcalc (the
+    built-in ones are checked by the test suite), its pmf at the breakpoints of its example
+    (:func:`check_example_pmfs`)."""
     if not (isinstance(cls, type) and issubclass(cls, Mechanism)):
         raise TypeError(f"register takes a Mechanism subclass, got {cls!r}")
-    if cls.name in MECHANISMS and MECHANISMS[cls.name] is not cls:
-        raise ValueError(f"a mechanism named {cls.name!r} is already registered ({MECHANISMS[cls.name].__name__})")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise ValueError(f"{cls.__name__}.name must be a command-line word (lower-case letters, digits and hyphens, "
+                         f"starting with a letter), got {name!r}")
+    for attribute in ("title", "paper"):
+        if not isinstance(getattr(cls, attribute, None), str):
+            raise TypeError(f"{cls.__name__}.{attribute} must be a string, got {getattr(cls, attribute, None)!r}")
+    if name in MECHANISMS and MECHANISMS[name] is not cls:
+        raise ValueError(f"a mechanism named {name!r} is already registered ({MECHANISMS[name].__name__})")
+    params = getattr(cls, "PARAMS", None)
+    if not isinstance(params, tuple) or not params or not all(isinstance(param, Param) for param in params):
+        raise TypeError(f"{cls.__name__}.PARAMS must be a non-empty tuple of Param, got {params!r}")
     fields = {field.name: field for field in getattr(cls, "__dataclass_fields__", {}).values()}
     declared = {param.name: param for param in cls.PARAMS}
     if sorted(fields) != sorted(declared):
         raise ValueError(f"{cls.__name__}: PARAMS {list(declared)} must name exactly its dataclass fields {list(fields)}")
-    for name, field in fields.items():  # the help shows the Param's default, the dataclass uses the field's
-        param = declared[name]
+    for field_name, field in fields.items():  # the help shows the Param's default, the dataclass uses the field's
+        param = declared[field_name]
         if field.default is MISSING:
             agree = param.required
         else:
             agree = param.convert(field.default) == (None if param.default is None else param.convert(param.default))
         if not agree:
-            raise ValueError(f"{cls.__name__}.{name}: the field's default and the Param's default differ")
-    MECHANISMS[cls.name] = cls
+            raise ValueError(f"{cls.__name__}.{field_name}: the field's default and the Param's default differ")
+    if not cls.__module__.startswith(__package__.partition(".")[0] + "."):
+        check_example_pmfs(cls)
+    MECHANISMS[name] = cls
     return cls
+
+
+def example_instance(cls: type[Mechanism]) -> Mechanism:
+    """The mechanism with its :data:`~Mechanism.EXAMPLE` parameters (the defaults for the rest);
+    ValueError naming the class where they do not make one."""
+    values = {}
+    for option, value in cls.EXAMPLE.items():
+        param = next((param for param in cls.PARAMS if option in (param.option, *param.aliases)), None)
+        if param is None:
+            raise ValueError(f"{cls.__name__}.EXAMPLE: {option!r} is not an option of its parameters")
+        values[param.name] = value
+    missing = [param.name for param in cls.PARAMS if param.required and param.name not in values]
+    if missing:
+        raise ValueError(f"{cls.__name__}.EXAMPLE must give the required parameter {missing[0]!r}")
+    try:
+        return cls(**values)
+    except ParameterError as error:
+        raise ValueError(f"{cls.__name__}.EXAMPLE: {error}") from None
+
+
+def check_example_pmfs(cls: type[Mechanism]) -> None:
+    """The pmf of :func:`example_instance` at (up to :data:`CHECKED_BREAKPOINTS` of) its
+    breakpoints, at 30 digits: ``support_size`` probabilities, each finite and ≥ 0, summing to 1
+    (less at most :meth:`~Mechanism.tail_mass_bound`, for a windowed pmf) within 10⁻²⁰;
+    :class:`SelfCheckFailed` naming the mechanism and the input otherwise."""
+    mechanism = example_instance(cls)
+    points = list(mechanism.breakpoints())
+    step = max(1, len(points) // CHECKED_BREAKPOINTS)
+    with mpmath.workdps(30):
+        missing = mpmath.mpf(mechanism.tail_mass_bound())
+        for x in points[::step]:
+            where = f"the pmf of its EXAMPLE at x = {float(x):g}"
+            try:
+                probabilities = [mpmath.mpf(p) for p in mechanism.pmf(Fraction(x))]
+            except (TypeError, ValueError, ArithmeticError) as error:
+                raise SelfCheckFailed(cls.name, f"{where} fails: {type(error).__name__}: {error}") from None
+            if len(probabilities) != mechanism.support_size:
+                raise SelfCheckFailed(cls.name, f"{where} has {len(probabilities)} probabilities, but support_size is "
+                                                f"{mechanism.support_size}")
+            if not all(mpmath.isfinite(p) and p >= 0 for p in probabilities):
+                raise SelfCheckFailed(cls.name, f"{where} has a negative, infinite or NaN probability")
+            total = mpmath.fsum(probabilities)
+            if not 1 - missing - mpmath.mpf("1e-20") <= total <= 1 + mpmath.mpf("1e-20"):
+                raise SelfCheckFailed(cls.name, f"{where} sums to {mpmath.nstr(total, 12)}, not 1")

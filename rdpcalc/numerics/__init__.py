@@ -43,7 +43,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, SelfCheckFailed
 from ..mechanisms import Mechanism, log_pmf
 from ..mechanisms.base import check_log_range
 from . import exact, fast, levels
@@ -77,7 +77,8 @@ class FastEngine:
         logs = log_pmf(mechanism, x)
         total = float(fast.logsumexp(logs))
         if np.any(np.isnan(logs)) or np.any(logs > 1e-12) or abs(total) > 1e-9:
-            raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} has log-mass {total!r}")
+            raise SelfCheckFailed(mechanism.name, f"the pmf at x = {float(x):g} has log-mass {total:.6g}, not 0 (a "
+                                                  "total probability other than 1, or a NaN)")
         return logs
 
     def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> np.ndarray:
@@ -158,7 +159,9 @@ class ExactEngine:
             missing = mpmath.mpf(mechanism.tail_mass_bound())  # a windowed pmf (rounded.py) may miss this much
             if any(p < 0 or mpmath.isnan(p) for p in probabilities) or not (
                     1 - missing - mpmath.mpf(10) ** (-self.dps) <= total <= 1 + mpmath.mpf(10) ** (-self.dps)):
-                raise ArithmeticError(f"self-check failed: the pmf of {mechanism!r} at x = {x} sums to {total}")
+                raise SelfCheckFailed(mechanism.name, f"the pmf at x = {float(x):g} sums to "
+                                                      f"{mpmath.nstr(total, 12)}, not 1 (or has a negative or NaN "
+                                                      "probability)")
             smallest = min(p for p in probabilities if p > 0)
             check_log_range(mechanism, x, mpmath.log(smallest), self.log_limit, "the exact engine")
             return exact.from_mpmath(probabilities)
