@@ -41,6 +41,7 @@ an empirical allowance (:func:`rounding_allowance`), not a proven bound.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -130,22 +131,59 @@ def hockey_stick(pld: GridPld, lower: int, upper: int) -> np.ndarray:
     B_k = Σ_{j ≤ k} ω_j e^{−a_j h}: H(e^{a_1 h}) = ω_∞, H(e^{a_{k+1} h}) = H(e^{a_k h}) +
     (e^{a_k h} − e^{a_{k+1} h}) B_k, and between them H(γ) = H(e^{a_k h}) + (e^{a_k h} − γ) B_k;
     below the smallest atom the same with every atom. Every term is non-negative, so nothing
-    cancels."""
+    cancels. (The numpy reference of :func:`envelope`'s compiled loop, :func:`_raise_to_curve`.)"""
     if pld.upper > upper:
         raise ValueError("the grid must reach the PLD's largest atom")
     grid = np.arange(lower, upper + 1)
     out = np.full(len(grid), pld.infinity_mass)
     if len(pld.indices) == 0:
         return out
+    at_atoms, gammas_at_atoms, slopes = _pieces(pld)
+    below = grid < pld.indices[-1]
+    segment = len(pld.indices) - 1 - np.searchsorted(pld.indices, grid[below], side="right")  # a_{k+1} ≤ i < a_k
+    gammas = np.exp(grid[below] * pld.h)
+    out[below] = at_atoms[segment] + (gammas_at_atoms[segment] - gammas) * slopes[segment]
+    return out
+
+
+def _pieces(pld: GridPld) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """H(e^{a_k h}), e^{a_k h} and B_k at the atoms a_1 > a_2 > … (:func:`hockey_stick`)."""
     atoms = pld.indices[::-1].astype(float) * pld.h
     gammas_at_atoms = np.exp(atoms)
     slopes = np.cumsum(pld.masses[::-1] * np.exp(-atoms))  # B_k
     at_atoms = pld.infinity_mass + np.concatenate([[0.0], np.cumsum(-np.diff(gammas_at_atoms) * slopes[:-1])])
-    below = grid < pld.indices[-1]
-    segment = len(atoms) - 1 - np.searchsorted(pld.indices, grid[below], side="right")  # a_{k+1} ≤ i < a_k
-    gammas = np.exp(grid[below] * pld.h)
-    out[below] = at_atoms[segment] + (gammas_at_atoms[segment] - gammas) * slopes[segment]
-    return out
+    return at_atoms, gammas_at_atoms, slopes
+
+
+def _raise_to_curve(values, attained, member, gammas, lower, indices, at_atoms, gammas_at_atoms, slopes,
+                    infinity_mass):
+    """values[t] = max(values[t], H(γ_{lower+t})) for the member's curve H (:func:`hockey_stick`:
+    the same arithmetic, term by term, so the same floats), and attained[t] = member where H is
+    larger: one pass over the grid beside one over the atoms (``indices`` increasing), in
+    place of hockey_stick's array and binary searches."""
+    count = len(indices)
+    passed = 0  # atoms at or below the grid point: the segment is count − 1 − passed
+    for t in range(len(values)):
+        i = lower + t
+        while passed < count and indices[passed] <= i:
+            passed += 1
+        if passed == count:
+            curve = infinity_mass
+        else:
+            k = count - 1 - passed
+            curve = at_atoms[k] + (gammas_at_atoms[k] - gammas[t]) * slopes[k]
+        if curve > values[t]:
+            values[t] = curve
+            attained[t] = member
+
+
+@functools.cache
+def _compiled_raise_to_curve():
+    """:func:`_raise_to_curve` compiled by numba (once per process; from numba's on-disk cache
+    after the first run; imported here, not at start-up: numba takes half a second to load)."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(_raise_to_curve)
 
 
 @dataclass(frozen=True)
@@ -170,8 +208,10 @@ class Envelope:
 
 
 def envelope(members: Iterable[tuple[object, GridPld]], h: float) -> Envelope:
-    """max over the ``members`` ((label, rounded PLD) pairs) of H_γ at every grid point from the
-    smallest atom to the largest."""
+    """max over the ``members`` ((label, rounded PLD) pairs, on the grid step ``h``) of H_γ at
+    every grid point from the smallest atom to the largest; the first member attaining it where
+    several do. Each member's curve is raised into the envelope by a compiled loop
+    (:func:`_raise_to_curve`); the tests check it against :func:`hockey_stick`."""
     members = list(members)
     if not members:
         raise ValueError("an envelope needs at least one member")
@@ -179,11 +219,14 @@ def envelope(members: Iterable[tuple[object, GridPld]], h: float) -> Envelope:
     upper = max(pld.upper for _, pld in members)
     values = np.full(upper - lower + 1, -np.inf)
     attained = np.zeros(upper - lower + 1, dtype=np.int64)
+    gammas = np.exp(np.arange(lower, upper + 1) * h)
+    raise_to_curve = _compiled_raise_to_curve()
     for index, (_, pld) in enumerate(members):
-        curve = hockey_stick(pld, lower, upper)
-        better = curve > values
-        values[better] = curve[better]
-        attained[better] = index
+        if len(pld.indices):
+            pieces = _pieces(pld)
+        else:
+            pieces = (np.zeros(0), np.zeros(0), np.zeros(0))
+        raise_to_curve(values, attained, index, gammas, lower, pld.indices, *pieces, pld.infinity_mass)
     return Envelope(lower, values, attained, [label for label, _ in members], h)
 
 

@@ -45,6 +45,22 @@ def test_rounded_hockey_stick_is_above_the_exact_one_and_matches_its_atoms():
             assert curve[i - grid[0]] >= _hockey(p, q, eps) * (1 - 1e-12)
 
 
+def test_the_compiled_envelope_is_the_maximum_of_the_numpy_curves_to_the_bit():
+    """envelope's compiled loop against hockey_stick (numpy), member by member: the same floats
+    and the same (first) member attaining them, members without finite atoms included."""
+    rng = np.random.default_rng(5)
+    members = []
+    for index in range(12):
+        p, q = _random_pair(rng, size=int(rng.integers(2, 60)))
+        members.append((index, pld.rounded(*_logs(p, q), 1e-3)))
+    members.append(("all at +∞", pld.GridPld(np.zeros(0, dtype=np.int64), np.zeros(0), 0.25, 1e-3)))
+    members.append(("a copy", members[3][1]))  # ties go to the first
+    env = pld.envelope(members, 1e-3)
+    curves = np.array([pld.hockey_stick(member, env.lower, env.upper) for _, member in members])
+    assert np.array_equal(env.values, curves.max(axis=0))
+    assert np.array_equal(env.attained, curves.argmax(axis=0))
+
+
 def test_dominating_pair_of_a_family_is_above_every_member_at_every_epsilon():
     """The envelope + hull + connect-the-dots construction, checked against the members' exact
     hockey-stick divergences at random ε (negative ones included), both orders."""
