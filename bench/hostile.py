@@ -15,6 +15,14 @@ Run with ``python bench/hostile.py`` (about ten minutes on two cores); writes
    up front, exit 2, or finishing), and one still running at 60 s (it now shows a progress
    bar with an ETA on a terminal).
 
+7–11 are the third round's (the reliability issue of the sweeps, schedulers and windowed
+brackets): 7. brackets of windowed noises that are not brackets (ends inverted or decreasing in
+α); 8. sweep specs, damaged journals and scheduler addresses not refused with exit 2 and one
+line; 9. command lines still running at 60 s that said nothing on stderr (no terminal); 10. a
+closed stderr that stops a run; 11. a broken mechanism that registers and then fails as an
+internal error. ``python bench/hostile.py 7 8`` runs only those sections (and prints, writing
+nothing).
+
 Each row counts command lines: failing / all.
 """
 
@@ -298,9 +306,205 @@ def survey_resources() -> dict[str, tuple[int, int]]:
             "still running at 60 s": (slow, len(RESOURCE_CASES))}
 
 
+# ----------------------------------------------------------------------------- 7. brackets (third round)
+BRACKET_ORDERS = [1, 1 + 1e-9, 1.01, 2, 10, 1e5, math.inf]
+
+
+def survey_brackets() -> dict[str, tuple[int, int]]:
+    """Windowed noises at extreme tail masses and covers: a lower end above its upper end, or
+    an end that decreases in α (D_α does not)."""
+    counts = {"lower end above upper end": 0, "an end decreasing in α": 0, "internal error": 0}
+    total = 0
+    for name, extra in (("ddg", {"gamma": "0.25", "sigma": "0.5"}), ("skellam", {"gamma": "0.5", "mu": 4})):
+        for tail in (1e-6, 1e-30, 1e-100, 1e-300):
+            for cover in (1, 16, 256):
+                for n in (1, 4):
+                    total += 1
+                    try:
+                        mechanism = rdpcalc.make_mechanism(name, c=1, tail=tail, cover=cover, **extra)
+                        records = rdpcalc.divergence(mechanism, n=n, alphas=BRACKET_ORDERS)
+                    except ParameterError:
+                        continue
+                    except Exception:  # noqa: BLE001 - counted
+                        counts["internal error"] += 1
+                        continue
+                    lowers = [r["divergence"] for r in records]
+                    uppers = [r.get("certified_upper", r["divergence"]) for r in records]
+                    counts["lower end above upper end"] += any(a > b for a, b in zip(lowers, uppers))
+                    counts["an end decreasing in α"] += lowers != sorted(lowers) or uppers != sorted(uppers)
+    return {key: (value, total) for key, value in counts.items()}
+
+
+# ----------------------------------------------------------------------------- 8. sweeps
+SWEEP_TASK = "[[task]]\ncommand = 'pmf'\nmechanism = 'rqm'\nfixed = { c = 1, delta = 1, m = 4, q = 0.5, "
+SWEEP_SPECS = [
+    SWEEP_TASK + "x = 0, dps = nan }\n",
+    SWEEP_TASK + "dps = 30 }\ngrid = { x = [0, nan] }\n",
+    SWEEP_TASK + "dps = 30 }\npoints = [{ x = nan }]\n",
+    SWEEP_TASK + "x = { a = { b = { c = 1 } } } }\n",
+    SWEEP_TASK + "x = 0 }\ngrid = { dps = [" + "[" * 3000 + "30" + "]" * 3000 + "] }\n",
+    SWEEP_TASK.replace("'rqm'", "['rqm']") + "x = 0 }\n",
+    SWEEP_TASK + "x = 1979-05-27 }\n",
+    SWEEP_TASK + "x = [[0]] }\n",
+]
+SWEEP_JOURNALS = ["3", "null", '["a", "b"]', '{"key": "k", "rows": [NaN]}', '{"key": "k", "rows": [{"x": NaN}]}',
+                  '{"key": 3, "rows": []}', '{"key": "k", "rows": ["x"]}', "[" * 100_000]
+SWEEP_OPTIONS = [["--scheduler", "tls://127.0.0.1:1"], ["--scheduler", "tcp://127.0.0.1:99999"]]
+
+
+def survey_sweeps() -> dict[str, tuple[int, int]]:
+    """Hostile specs, damaged journals and scheduler addresses: anything but exit 2 with one line."""
+    failing = {"spec": 0, "journal": 0, "scheduler": 0}
+    good = SWEEP_TASK + "x = 0 }\n"
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+
+        def refused(text: str, *extra: str, journal: str | None = None) -> bool:
+            spec, table = folder / "spec.toml", folder / "table.csv"
+            spec.write_text(text)
+            (folder / "table.csv.journal").unlink(missing_ok=True)
+            if journal is not None:
+                (folder / "table.csv.journal").write_text(journal + "\n")
+            code, _, err = run_in_process(["sweep", str(spec), "--output", str(table), *extra])
+            return code == 2 and err.count("\n") == 1
+
+        failing["spec"] = sum(not refused(text, "--serial") for text in SWEEP_SPECS)
+        failing["journal"] = sum(not refused(good, "--serial", "--resume", journal=line) for line in SWEEP_JOURNALS)
+        failing["scheduler"] = sum(not refused(good, *options) for options in SWEEP_OPTIONS)
+    return {"spec not refused with exit 2": (failing["spec"], len(SWEEP_SPECS)),
+            "damaged journal not refused": (failing["journal"], len(SWEEP_JOURNALS)),
+            "scheduler not refused": (failing["scheduler"], len(SWEEP_OPTIONS))}
+
+
+# ----------------------------------------------------------------------------- 9. silent waits
+RQM = "--c 1.5 --delta 1.5 --m 16 --q 0.42"
+SILENT_CASES = [
+    "sweep {folder}/spec.toml --output {folder}/t.csv --workers 99999999999999999999",
+    "sweep {folder}/fifo.toml --serial --output {folder}/t.csv",
+    f"account rqm {RQM} --n 3 --rounds 50 --discretization 1e-6",
+    "account pbm --c 1 --theta 0.25 --trials 16 --dim 1000 --discretization 1e-6",
+    f"account rqm {RQM} --rounds 1000000 --plot {{folder}}/run.png",
+]
+
+
+def run_watched(command: str, seconds: float) -> tuple[int, str]:
+    """(exit code, stderr so far) of a bash command line, stopped at ``seconds`` (exit code −1)."""
+    with tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.DEVNULL, stderr=err,
+                                   start_new_session=True)
+        try:
+            code = process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            process.wait()
+            code = -1
+        err.seek(0)
+        return code, err.read()
+
+
+def survey_silent() -> dict[str, tuple[int, int]]:
+    """Command lines still running at 60 s that said nothing on stderr (no terminal: no bar)."""
+    silent = 0
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "spec.toml").write_text(SWEEP_TASK + "x = 0 }\n")
+        os.mkfifo(Path(folder, "fifo.toml"))
+        for case in SILENT_CASES:
+            code, err = run_watched(f"{PYTHON} -m rdpcalc {case.format(folder=folder)} > /dev/null", 60)
+            silent += code == -1 and not err.strip()
+    return {"running at 60 s without a word": (silent, len(SILENT_CASES))}
+
+
+# ----------------------------------------------------------------------------- 10. closed stderr
+CLOSED_STDERR_CASES = [
+    f"account rqm {RQM} --n 3 --rounds 50",
+    "calibrate gaussian --solve sigma --dp-epsilon 1",
+    "compare --n 2 --bits 4 --dp-epsilon 3",
+    "sweep {folder}/spec.toml --serial --output {folder}/t.csv",
+    f"divergence rqm {RQM}",
+]
+
+
+def survey_closed_stderr() -> dict[str, tuple[int, int]]:
+    failing = 0
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "spec.toml").write_text(SWEEP_TASK + "x = 0 }\n")
+        for case in CLOSED_STDERR_CASES:
+            Path(folder, "t.csv").unlink(missing_ok=True)
+            code, out, _ = run_shell(f"{PYTHON} -m rdpcalc {case.format(folder=folder)} 2>&-", timeout=300)
+            failing += code != 0 or "internal error" in out
+    return {"exit ≠ 0 with stderr closed": (failing, len(CLOSED_STDERR_CASES))}
+
+
+# ----------------------------------------------------------------------------- 11. register()
+def _coin_class(name, **overrides):
+    """A one-trial coin mechanism (P(1 | x) = ½ + x/(4c)), with class attributes overridden."""
+    from dataclasses import dataclass
+    from fractions import Fraction
+
+    import mpmath
+
+    from rdpcalc.mechanisms import Mechanism, Param
+
+    def pmf(self, x):
+        one = mpmath.mpf(0.5) + mpmath.mpf(Fraction(x) / self.c) / 4
+        return [1 - one, one]
+
+    body = {"__annotations__": {"c": Fraction}, "name": name, "title": "Coin", "paper": "none",
+            "PARAMS": (Param("c", "number", "input bound c > 0", low=0, low_open=True),),
+            "EXAMPLE": {"--c": "1"}, "bound": property(lambda self: self.c), "support_size": property(lambda self: 2),
+            "breakpoints": lambda self: (-self.c, self.c), "pmf": pmf,
+            "output_values": lambda self: [Fraction(0), Fraction(1)]}
+    body.update(overrides)
+    return dataclass(frozen=True)(type("Coin", (Mechanism,), body))
+
+
+REGISTER_CASES = [
+    {"pmf": lambda self, x: [mpmath_mpf("0.45"), mpmath_mpf("0.45")]},
+    {"pmf": lambda self, x: [mpmath_mpf("-0.5"), mpmath_mpf("1.5")]},
+    {"pmf": lambda self, x: [mpmath_mpf(1)]},
+    {"name": None},
+    {"name": "two words"},
+    {"title": None},
+    {"EXAMPLE": {"--c": "-1"}},
+]
+
+
+def mpmath_mpf(text):
+    import mpmath
+
+    return mpmath.mpf(text)
+
+
+def survey_register() -> dict[str, tuple[int, int]]:
+    """Broken mechanisms: registered, then an internal error (exit 1) in a command."""
+    from rdpcalc.mechanisms import MECHANISMS, register
+
+    failing = 0
+    for number, overrides in enumerate(REGISTER_CASES):
+        name = f"coin{number}"
+        try:
+            cls = _coin_class(overrides.get("name", name), **{k: v for k, v in overrides.items() if k != "name"})
+            register(cls)
+        except (ValueError, TypeError):
+            continue  # refused at registration, naming the class
+        except Exception:  # noqa: BLE001 - counted
+            failing += 1
+            continue
+        try:
+            code, _, _ = run_in_process(["divergence", str(cls.name), "--c", "1"])
+            failing += code == 1
+        finally:
+            MECHANISMS.pop(cls.name, None)
+    return {"registered, then an internal error": (failing, len(REGISTER_CASES))}
+
+
 def main_survey() -> None:
     sections = [("1. wrong values", survey_values), ("2. NaN", survey_nan), ("3. display", survey_display),
-                ("4. exit codes", survey_exit_codes), ("5. files", survey_files), ("6. resources", survey_resources)]
+                ("4. exit codes", survey_exit_codes), ("5. files", survey_files), ("6. resources", survey_resources),
+                ("7. brackets", survey_brackets), ("8. sweeps", survey_sweeps), ("9. silent waits", survey_silent),
+                ("10. closed stderr", survey_closed_stderr), ("11. register()", survey_register)]
+    chosen = set(sys.argv[1:])
+    sections = [(title, survey) for title, survey in sections if not chosen or title.split(".")[0] in chosen]
     lines = ["# Hostile survey", "", "`python bench/hostile.py`: command lines that fail, by class (failing / all).", "",
              "| class | failure | count |", "|---|---|---|"]
     for title, survey in sections:
@@ -308,7 +512,8 @@ def main_survey() -> None:
         for failure, (failing, total) in survey().items():
             lines.append(f"| {title} | {failure} | {failing} / {total} |")
             print(lines[-1], f"({time.perf_counter() - started:.0f} s)", flush=True)
-    RESULTS.write_text("\n".join(lines) + "\n")
+    if not chosen:
+        RESULTS.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

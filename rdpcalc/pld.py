@@ -178,12 +178,13 @@ def _raise_to_curve(values, attained, member, gammas, lower, indices, at_atoms, 
 
 
 @functools.cache
-def _compiled_raise_to_curve():
-    """:func:`_raise_to_curve` compiled by numba (once per process; from numba's on-disk cache
-    after the first run; imported here, not at start-up: numba takes half a second to load)."""
+def _compiled(function):
+    """``function`` (a loop over arrays) compiled by numba: once per process, from numba's
+    on-disk cache after the first run; numba is imported here, not at start-up (it takes half
+    a second to load)."""
     import numba
 
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(_raise_to_curve)
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,7 @@ def envelope(members: Iterable[tuple[object, GridPld]], h: float) -> Envelope:
     values = np.full(upper - lower + 1, -np.inf)
     attained = np.zeros(upper - lower + 1, dtype=np.int64)
     gammas = np.exp(np.arange(lower, upper + 1) * h)
-    raise_to_curve = _compiled_raise_to_curve()
+    raise_to_curve = _compiled(_raise_to_curve)
     for index, (_, pld) in enumerate(members):
         if len(pld.indices):
             pieces = _pieces(pld)
@@ -284,19 +285,26 @@ def lower_hull(x: np.ndarray, y: np.ndarray, tolerance: float = 0.0) -> np.ndarr
 
     Andrew's monotone chain: one pass, each point pushed and popped at most once, O(len(x)).
     A point b between a and the next point i stays when (y_b(1 + tolerance) − y_a)(x_i − x_a)
-    < (y_i − y_a)(x_b − x_a), i.e. when it is more than ``tolerance``·y_b below the chord a–i."""
-    xs, ys = x.tolist(), y.tolist()
-    scale = 1.0 + tolerance
-    hull: list[int] = []
-    for i, (xi, yi) in enumerate(zip(xs, ys, strict=True)):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (ys[b] * scale - ys[a]) * (xi - xs[a]) >= (yi - ys[a]) * (xs[b] - xs[a]):
-                hull.pop()
+    < (y_i − y_a)(x_b − x_a), i.e. when it is more than ``tolerance``·y_b below the chord a–i.
+    The pass is compiled (:func:`_hull`; the tests check it against the same code run as Python)."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    return _compiled(_hull)(xs, ys, 1.0 + tolerance)
+
+
+def _hull(xs, ys, scale):
+    """The pass of :func:`lower_hull` (``scale`` = 1 + tolerance): the hull is a stack of indices."""
+    hull = np.empty(len(xs), dtype=np.int64)
+    size = 0
+    for i in range(len(xs)):
+        while size >= 2:
+            a, b = hull[size - 2], hull[size - 1]
+            if (ys[b] * scale - ys[a]) * (xs[i] - xs[a]) >= (ys[i] - ys[a]) * (xs[b] - xs[a]):
+                size -= 1
             else:
                 break
-        hull.append(i)
-    return np.array(hull, dtype=np.int64)
+        hull[size] = i
+        size += 1
+    return hull[:size].copy()
 
 
 def dominating_pld(env: Envelope, env_add: Envelope | None = None):

@@ -61,6 +61,14 @@ def test_the_compiled_envelope_is_the_maximum_of_the_numpy_curves_to_the_bit():
     assert np.array_equal(env.attained, curves.argmax(axis=0))
 
 
+def test_the_compiled_hull_is_the_python_pass():
+    rng = np.random.default_rng(9)
+    x = np.cumsum(rng.random(5000))
+    y = np.exp(-x / 500) + 1e-3 * rng.random(5000)
+    for tolerance in (0.0, 1e-6, 1e-2):
+        assert np.array_equal(pld.lower_hull(x, y, tolerance), pld._hull(x, y, 1.0 + tolerance))
+
+
 def test_dominating_pair_of_a_family_is_above_every_member_at_every_epsilon():
     """The envelope + hull + connect-the-dots construction, checked against the members' exact
     hockey-stick divergences at random ε (negative ones included), both orders."""
