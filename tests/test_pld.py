@@ -507,3 +507,21 @@ def test_pbm_certified_pld_in_steps_is_above_explicit_configurations():
         for eps in (0.0, 0.5, 1.5):
             explicit = max(_hockey(p, q, eps), _hockey(q, p, eps))
             assert certified.pld.get_delta_for_epsilon(eps) >= explicit * (1 - 1e-9)
+
+
+def test_a_fine_grid_and_a_long_plotted_run_say_what_they_cost_before_the_work(capsys, monkeypatch, tmp_path):
+    """No terminal, so no bar: the notes are the only sign of a long wait; --quiet drops them."""
+    from rdpcalc.cli import commands
+
+    assert main(["account", "gaussian", "--sigma", "2", "--discretization", "1e-5", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("rdpcalc: note: --discretization 1e-5 makes every privacy-loss grid 10× longer than the default "
+                   "1e-4, and the PLD stage up to 10× slower\n")
+    for quiet_or_rdp in (["--quiet"], ["--method", "rdp"]):
+        assert main(["account", "gaussian", "--sigma", "2", "--discretization", "1e-5", *quiet_or_rdp]) == 0
+        assert "note" not in capsys.readouterr().err
+    monkeypatch.setattr(commands, "LONG_RUN_ROUNDS", 30)
+    for rounds, noted in ((29, False), (30, True)):
+        assert main(["account", "gaussian", "--sigma", "2", "--rounds", str(rounds), "--plot",
+                     str(tmp_path / f"{rounds}.png")]) == 0
+        assert ("--plot: the curve of ε against rounds composes the run again" in capsys.readouterr().err) == noted

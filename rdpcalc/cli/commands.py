@@ -17,7 +17,7 @@ from ..errors import ParameterError
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
 from ..mechanisms import MECHANISMS, Mechanism
 from . import render
-from .options import Opt, command, default_text, from_param
+from .options import Opt, command, default_text, from_param, hint
 
 FORMATS = ("table", "json", "csv", "tsv")
 
@@ -357,6 +357,7 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
     ``epsilon-rounds``."""
     curves = None
     if plot_path is not None:
+        _note_long_plot(run)
         with render.progress("ε against rounds") as progress:
             curves = {"epsilon-delta": run.epsilon_delta_curve(),
                       "epsilon-rounds": run.epsilon_rounds_curve(dp_delta=records[0]["dp_delta"], progress=progress)}
@@ -370,6 +371,37 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
          rows=render.account_rows(records, curves))
     if plot_path is not None and form == "table" and not render.QUIET["on"]:
         print(f"wrote {plot_path}")
+
+
+#: a grid step at most this (nats) gets a note on what it costs (the default is 1e-4)
+FINE_DISCRETIZATION = 1e-5
+#: runs of at least this many composed rounds get a note on what --plot's curve costs
+LONG_RUN_ROUNDS = 10_000
+
+
+def _note_fine_grid(values: dict) -> None:
+    """Before the work: a note when --discretization makes the PLD grids much longer than the
+    default's (their length, and the PLD stage's time, grow about as the ratio)."""
+    from ..pld import DISCRETIZATION
+
+    step = values.get("discretization")
+    if values.get("method") != "rdp" and step is not None and step <= FINE_DISCRETIZATION:
+        ratio = f"{DISCRETIZATION / step:.3g}×"
+        hint(f"--discretization {_short(step)} makes every privacy-loss grid {ratio} longer than the default "
+             f"{_short(DISCRETIZATION)}, and the PLD stage up to {ratio} slower")
+
+
+def _short(value: float) -> str:
+    """A grid step in powers of ten, as the help writes it: 1e-4, 2.5e-6."""
+    mantissa, exponent = f"{value:.3e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+def _note_long_plot(run) -> None:
+    """Before --plot's curves: a note when the run is long, since ε against rounds composes it again."""
+    if run.count >= LONG_RUN_ROUNDS:
+        hint(f"--plot: the curve of ε against rounds composes the run again at up to 12 numbers of rounds (up to "
+             f"{run.count:,}), each about as long as the composition just done")
 
 
 def _check_account_outputs(values: dict) -> None:
@@ -393,6 +425,7 @@ def account_command(cls: type[Mechanism]):
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
         csv_path, plot_path = values.pop("csv"), values.pop("plot")
         _check_account_outputs({"csv": csv_path, "plot": plot_path})
+        _note_fine_grid(values)
         with render.progress("accounting") as progress:
             accounted = account_run(mechanism, progress=progress, **values)
         records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
@@ -416,6 +449,7 @@ def account_reference_command(kind: str):
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
         csv_path, plot_path = values.pop("csv"), values.pop("plot")
         _check_account_outputs({"csv": csv_path, "plot": plot_path})
+        _note_fine_grid(values)
         accounted = account_reference_run(kind, **values)
         records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
         _emit_account(accounted, records, form, csv_path, plot_path)
@@ -451,6 +485,7 @@ def calibrate_command(cls_or_kind):
         # calibrate checks the parameters (each required one but `solve` given)
         params = {key: values.pop(key) for key in names if key in values}
         params = {key: value for key, value in params.items() if key != solve and value is not None}
+        _note_fine_grid(values)
         with render.progress(f"calibrating {solve}") as progress:
             record = calibrate(name, params=params, solve=solve, dp_epsilon=target, dp_delta=delta, progress=progress,
                                **values)
