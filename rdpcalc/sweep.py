@@ -16,9 +16,11 @@ Keys are the Python API's keywords (the papers' symbols: ``m``, ``delta`` for RQ
 ``dp_delta`` for the δ of (ε, δ)); a value is anything the API takes (a list stays one value in
 ``fixed`` and ``points``: ``alphas`` above). The points of a task are the grid's product (in
 the order its keys are written, the last one fastest) crossed with ``points`` (default: one
-empty point), each with ``fixed``. Before anything runs, every point's keys are checked against
-its command and mechanism and every mechanism is built, so a bad spec is refused naming the key
-(``task[2].grid.q``).
+empty point), each with ``fixed``. Before anything runs, every value is checked (no NaN, no
+table or list inside a list, no date; :func:`check_values`), every point's keys are checked
+against its command and mechanism (and the command's integer, number and string keywords
+against their types), and every mechanism is built, so a bad spec is refused naming the file
+and the key (``spec.toml: task[2].grid.q``).
 
 **The table** has one row per record: ``point`` (the point's place in the spec), ``task``,
 ``command``, ``mechanism``, the point's parameters as ``param_<key>`` columns, then the record's
@@ -257,6 +259,10 @@ def check_point(point: Point, places: dict[str, str], where: str) -> None:
         if key not in allowed:
             what = point.command + (f" or {point.mechanism}" if point.mechanism else "")
             raise refuse(key, f"is not a parameter of {what} (parameters: {', '.join(sorted(allowed))})")
+    for key, value in point.params.items():
+        expected = _keyword_types(point.command, point.mechanism).get(key)
+        if expected is not None and not _has_type(value, expected):
+            raise refuse(key, f"must be {_TYPE_TEXT[expected]}, got {_shown(value)}")
     if point.command == "compare":
         return
     try:
@@ -293,6 +299,39 @@ def _keywords(command: str, mechanism: str | None) -> frozenset[str]:
     function = {"divergence": queries.divergence, "pmf": queries.pmf, "moments": queries.moments,
                 "compare": compare.compare}[command]
     return frozenset(names(function))
+
+
+#: what a keyword annotated with these types takes, in words
+_TYPE_TEXT = {"int": "an integer", "float": "a number", "str": "a string"}
+
+
+@functools.cache
+def _keyword_types(command: str, mechanism: str | None) -> dict[str, str]:
+    """The command's keywords annotated ``int``, ``float`` or ``str`` (optionally ``| None``),
+    by name: their values are checked before anything runs (the others, such as ``alphas`` or
+    ``x``, take several forms and are checked by the API)."""
+    from . import bounds, compare, queries, runs
+
+    functions = {"account": (runs.account, runs.account_run), "calibrate": (runs.calibrate, runs.account, runs.account_run),
+                 "bound": (bounds.bound,), "divergence": (queries.divergence,), "pmf": (queries.pmf,),
+                 "moments": (queries.moments,), "compare": (compare.compare,)}[command]
+    types = {}
+    for function in functions:
+        for name, parameter in inspect.signature(function).parameters.items():
+            annotation = str(parameter.annotation).removesuffix(" | None")
+            if parameter.kind == inspect.Parameter.KEYWORD_ONLY and annotation in _TYPE_TEXT:
+                types[name] = annotation
+    return types
+
+
+def _has_type(value, expected: str) -> bool:
+    if isinstance(value, bool):
+        return False
+    if expected == "int":
+        return isinstance(value, int)
+    if expected == "float":
+        return isinstance(value, int | float)
+    return isinstance(value, str)
 
 
 def _split(point: Point) -> tuple[dict, dict]:

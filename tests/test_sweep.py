@@ -281,6 +281,11 @@ RQM_TASK = "[[task]]\ncommand = 'pmf'\nmechanism = 'rqm'\nfixed = { c = 1, delta
     (RQM_TASK.replace("'rqm'", "['rqm']") + "alphas = [2] }\n", "task[1].mechanism: must be a mechanism's name"),
     (RQM_TASK + "alphas = [2] }\npoints = [{ mechanism = 3 }]\n", "task[1].points[1].mechanism: must be a"),
     (RQM_TASK + "alphas = [" + "[" * 5000 + "]" * 5000 + "] }\n", "nests arrays or tables too deeply"),
+    (RQM_TASK + "x = 0, dps = inf }\n", "task[1].fixed.dps: must be an integer, got inf"),
+    (RQM_TASK.replace("'pmf'", "'divergence'") + "alphas = [2] }\ngrid = { n = [2, 2.5] }\n",
+     "task[1].grid.n: must be an integer, got 2.5"),
+    (RQM_TASK.replace("'pmf'", "'divergence'") + "alphas = [2], engine = true }\n",
+     "task[1].fixed.engine: must be a string, got True"),
 ])
 def test_a_bad_spec_exits_2_naming_the_file_and_the_key(tmp_path, capsys, text, key):
     spec = _write(tmp_path, "bad.toml", text)
