@@ -8,6 +8,7 @@ valid range; no traceback reaches the user; files are written all or nothing.
 
 from __future__ import annotations
 
+import io
 import sys
 from contextlib import contextmanager
 
@@ -81,6 +82,11 @@ class _DroppingStream:
             return self._stream is not None and self._stream.isatty()
         except (OSError, ValueError):
             return False
+
+    def fileno(self) -> int:
+        if self._stream is None:
+            raise io.UnsupportedOperation("standard error is closed")
+        return self._stream.fileno()
 
     def reconfigure(self, **settings) -> None:
         if hasattr(self._stream, "reconfigure"):
