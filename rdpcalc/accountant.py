@@ -87,6 +87,14 @@ class Accountant:
             return 0.0 if self._pld is None else pldlib.epsilon(self._pld, delta)
         return 0.0 if self._curve is None else acc.epsilon(self._curve, delta)[0]
 
+    def infinity_reason(self, delta: float) -> str | None:
+        """``pld``: why :meth:`get_epsilon` is +∞ at ``delta`` (None where it is finite or for
+        ``rdp``), in words (:func:`rdpcalc.pld.infinity_reason`)."""
+        delta = acc.check_delta(delta, "delta")
+        if self.method != "pld" or self._pld is None:
+            return None
+        return pldlib.infinity_reason(self._pld, delta)
+
     def get_delta(self, epsilon: float) -> float:
         """δ (certified upper bound) at ``epsilon`` ≥ 0 for the composition."""
         if not (isinstance(epsilon, int | float) and epsilon >= 0 and not math.isnan(epsilon)):

@@ -511,6 +511,22 @@ def epsilon(pld, delta: float) -> float:
     return float(pld.get_epsilon_for_delta(delta - allowance))
 
 
+def infinity_reason(pld, delta: float) -> str | None:
+    """Why :func:`epsilon` is +∞ at ``delta`` (None where it is finite): δ within twice the
+    rounding allowance (PLD certifies no ε at so small a δ; the true ε may well be finite), or
+    the composed pair's mass at +∞ (a loss above LOSS_CAP, or a pair disjoint in part), which
+    alone exceeds δ."""
+    if math.isfinite(epsilon(pld, delta)):
+        return None
+    allowance = rounding_allowance(pld)
+    if delta <= 2 * allowance:
+        return (f"δ is within twice the allowance for the FFT's rounding ({allowance:.2g}), below which the PLD route "
+                "certifies no ε (the true ε may be finite)")
+    infinity = max(pmf._infinity_mass for pmf in _pmfs(pld))  # noqa: SLF001
+    return (f"the composed dominating pair has mass {infinity:.3g} at an infinite loss (a loss above {LOSS_CAP:g} "
+            "nats, or outputs possible under one input only), more than δ")
+
+
 def delta(pld, eps: float) -> float:
     """H_{e^ε} of the (composed) dominating pair plus :func:`rounding_allowance`."""
     return min(1.0, float(pld.get_delta_for_epsilon(eps)) + rounding_allowance(pld))

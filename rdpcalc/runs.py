@@ -56,7 +56,8 @@ class AccountedRun:
     def record(self, *, dp_delta: float, dp_epsilon: float | None = None) -> dict:
         """One record: the run's inputs, ``epsilon_pld`` and ``epsilon_rdp`` at δ = ``dp_delta``
         (the key ``dp_delta``), ``epsilon`` the smaller of the two (both are upper bounds on the
-        run's ε; ``epsilon_method`` names the one that gave it), the Rényi order attaining
+        run's ε; ``epsilon_method`` names the one that gave it), where ``epsilon_pld`` is +∞ why
+        (``epsilon_pld_infinite_because``, else None), the Rényi order attaining
         ``epsilon_rdp`` (``order``), the per-round and total Rényi curve (``curve``) and, with
         ``dp_epsilon``, δ at that ε by each method (``dp_delta_at_dp_epsilon``: the smaller)."""
         dp_delta = acc.check_delta(dp_delta)
@@ -67,7 +68,8 @@ class AccountedRun:
         record = {**self.base, "grid_step": None if self.pld is None else float(self.pld.grid_step),
                   "method": self.method, "dp_delta": dp_delta,
                   "epsilon": eps_pld if reported == "pld" else float(eps_rdp), "epsilon_method": reported,
-                  "epsilon_pld": eps_pld, "epsilon_rdp": float(eps_rdp), "order": None if order is None else float(order)}
+                  "epsilon_pld": eps_pld, "epsilon_rdp": float(eps_rdp), "order": None if order is None else float(order),
+                  "epsilon_pld_infinite_because": None if self.pld is None else self.pld.infinity_reason(dp_delta)}
         if dp_epsilon is not None:
             target = _check_epsilon(dp_epsilon, strict=False)
             delta_rdp, delta_order = acc.delta_at(total, target)

@@ -525,3 +525,20 @@ def test_a_fine_grid_and_a_long_plotted_run_say_what_they_cost_before_the_work(c
         assert main(["account", "gaussian", "--sigma", "2", "--rounds", str(rounds), "--plot",
                      str(tmp_path / f"{rounds}.png")]) == 0
         assert ("--plot: the curve of ε against rounds composes the run again" in capsys.readouterr().err) == noted
+
+
+def test_an_infinite_pld_epsilon_says_why():
+    """Two reasons: δ within the rounding allowance (the true ε is finite: dp-accounting gives
+    2.85 here), and mass at an infinite loss above δ (a pair disjoint in part)."""
+    from rdpcalc.accountant import Accountant, PairEvent
+
+    run = rdpcalc.account_reference_run("gaussian", sigma=1.1, sample_rate=0.01, rounds=1000)
+    small = run.record(dp_delta=1e-11)
+    assert small["epsilon_pld"] == math.inf and small["epsilon_method"] == "rdp"
+    assert "allowance for the FFT's rounding" in small["epsilon_pld_infinite_because"]
+    assert run.record(dp_delta=1e-5)["epsilon_pld_infinite_because"] is None
+    disjoint = Accountant("pld").compose(PairEvent([0.5, 0.3, 0.2], [0.6, 0.4, 0.0]), 3)
+    reason = disjoint.infinity_reason(0.1)
+    assert disjoint.get_epsilon(0.1) == math.inf and "mass 0.488 at an infinite loss" in reason
+    assert disjoint.infinity_reason(0.6) is None and math.isfinite(disjoint.get_epsilon(0.6))
+    assert Accountant("rdp").compose(PairEvent([0.5, 0.5], [0.4, 0.6])).infinity_reason(1e-5) is None

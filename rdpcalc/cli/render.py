@@ -337,6 +337,9 @@ def render_account(records: list[dict]) -> None:
                                               f"{record['epsilon_method']})" for record in records)
                      + " — the smaller of the two methods" + (", both upper bounds" if r.get("per_round_choice")
                                                               in (None, "certified") else ""))
+    for record in records:
+        if record.get("epsilon_pld_infinite_because"):
+            notes.append(f"ε (pld) = +∞ at δ = {record['dp_delta']:g}: {record['epsilon_pld_infinite_because']}")
     if "dp_delta_at_dp_epsilon" in r:
         beside = (f" (rdp: {r['dp_delta_at_dp_epsilon_rdp']:.6g})" if r["method"] == "pld" else "")
         notes.append(f"δ at ε = {r['dp_epsilon']:g}: {r['dp_delta_at_dp_epsilon']:.6g}{beside}")
