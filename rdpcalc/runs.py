@@ -307,7 +307,8 @@ def account_reference_run(
     base = {"mechanism": name, "parameters": params, "n": 1, "clients": 1, "sample_rate": float(sample_rate),
             "rounds": rounds, "dim": 1, "observer": "release",
             "observer_text": "release: the output is released, the sample hidden (reference mechanism)",
-            "relation": "add-remove (ℓ sensitivity)" if sampling == "poisson" else "replace-one (ℓ sensitivity)",
+            "relation": f"{'add-remove' if sampling == 'poisson' else 'replace-one'} "
+                        f"({'ℓ₂' if name == 'gaussian' else 'ℓ₁'} sensitivity)",
             "sampling": sampling if sampled else "none", "amplified": sampled, "participation": rounds,
             "clients_in_sum": None, "per_round_choice": None, "per_round_curve": "the mechanism's exact Rényi curve"}
     if method == "pld":

@@ -96,9 +96,26 @@ def test_help_is_per_mechanism(capsys):
     assert "[required]" in out
 
 
+@pytest.mark.parametrize("command", [["divergence", "rqm"], ["account", "ddg"], ["calibrate", "pbm"], ["sweep"],
+                                     ["compare"], ["account", "gaussian"]])
+def test_help_names_values_in_one_style_and_prints_defaults_plainly(capsys, command, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == 0
+    assert not any(style in out for style in ("<int>", "<float>", "<str>", "<text>", "default: ("))
+    assert "INTEGER" in out
+
+
+def test_a_missing_options_error_names_every_missing_option(capsys):
+    code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--m=4")
+    assert code == 2 and err == "rdpcalc: error: Missing options '--delta', '--q'.\n"
+    code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--delta", "1", "--levels", "4")
+    assert code == 2 and err == "rdpcalc: error: Missing option '--q'.\n"
+
+
 def test_integer_options_are_typed(capsys):
     code, out, _ = run(capsys, "divergence", "rqm", "--help")
-    assert "<int>" in out or "INTEGER" in out
+    assert "INTEGER" in out
     code, _, err = run(capsys, "divergence", "rqm", *RQM, "--n", "2.5")
     assert code == 2 and "--n" in err and err.count("\n") == 1
 

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         _error_line(f"{option_text(error.parameter)}: {with_options(error.message)}")
         return 2
     except _usage_errors() as error:
-        _error_line(" ".join(error.format_message().split()))
+        _error_line(_all_missing(error) or " ".join(error.format_message().split()))
         return 2
     except _abort() as error:
         del error
@@ -217,6 +217,24 @@ def _usage_errors() -> type[Exception]:
     from typer._click.exceptions import UsageError
 
     return UsageError
+
+
+def _all_missing(error) -> str | None:
+    """For click's "Missing option" (it names the first only): every required option of the
+    command that the command line lacks, in the help's order; None for other usage errors."""
+    from typer._click.exceptions import MissingParameter
+
+    if not isinstance(error, MissingParameter) or error.ctx is None or error.param is None:
+        return None
+    given = set()
+    for argument in options.ARGUMENTS:
+        given.add(argument.partition("=")[0])
+    missing = [param.opts[0] for param in error.ctx.command.params
+               if param.required and getattr(param, "opts", None) and param.param_type_name == "option"
+               and not given & set(param.opts)]
+    if len(missing) < 2:
+        return None
+    return f"Missing options {', '.join(repr(name) for name in missing)}."
 
 
 def _abort() -> type[BaseException]:

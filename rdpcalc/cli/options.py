@@ -75,7 +75,7 @@ def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
     return Opt(param.name, param.help, kind=kind, option=param.option, aliases=param.aliases,
                deprecated=param.deprecated, panel=panel, show=show,
                required=param.required if required is None else required,
-               metavar="INTEGER" if kind is int else ("NUMBER" if param.kind == "number" else None))
+               metavar={"integer": "INTEGER", "number": "NUMBER", "integer-or-inf": "INTEGER|inf"}.get(param.kind))
 
 
 def default_text(value) -> str:
@@ -108,6 +108,17 @@ def hint(text: str) -> None:
             pass
 
 
+def _text_type():
+    """click's string type, named TEXT in help as the options are (typer would print ``<str>``)."""
+    from typer._click.types import StringParamType
+
+    class Text(StringParamType):
+        def get_metavar(self, param, ctx=None) -> str:
+            return "TEXT"
+
+    return Text()
+
+
 def _click_type(opt: Opt):
     if isinstance(opt.kind, tuple):
         annotation = Literal.__getitem__(opt.kind)
@@ -133,13 +144,26 @@ def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool =
     # a required option with a deprecated spelling is checked by :func:`command` (click would
     # refuse the deprecated spelling alone), the others by click, which marks them in the help
     enforced = opt.required and not opt.deprecated and not deprecated
-    text = escape(opt.help + (" [required]" if opt.required and not enforced and not deprecated else ""))
+    text = opt.help + (" [required]" if opt.required and not enforced and not deprecated else "")
+    if isinstance(show_default, str):  # typer would print a text default in parentheses: "(inf)"
+        text, show_default = f"{text} [default: {show_default}]", False
+    text = escape(text)
     if opt.argument:
-        info = typer.Argument(..., help=text, metavar=opt.spelling, show_default=False)
+        info = typer.Argument(..., help=text, metavar=opt.spelling, show_default=False, click_type=_text_type())
         return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
     info = typer.Option(... if enforced else default, *spellings, help=text, rich_help_panel=opt.panel,
-                        show_default=show_default, metavar=opt.metavar, hidden=opt.hidden or deprecated)
+                        show_default=show_default, metavar=metavar(opt), hidden=opt.hidden or deprecated)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
+
+
+def metavar(opt: Opt) -> str | None:
+    """How help names an option's value, in one style: its own ``metavar``, else INTEGER,
+    NUMBER or TEXT by its kind, or its choices as [a|b|c] (None for a flag)."""
+    if opt.metavar is not None or opt.kind is bool:
+        return opt.metavar
+    if isinstance(opt.kind, tuple):
+        return "[" + "|".join(opt.kind) + "]"
+    return {int: "INTEGER", float: "NUMBER"}.get(opt.kind, "TEXT")
 
 
 def _given(name: str) -> bool:

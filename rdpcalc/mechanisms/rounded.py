@@ -292,8 +292,8 @@ def grid_params() -> tuple[Param, Param]:
 def window_params() -> tuple[Param, Param]:
     """The two parameters that size the window of an unbounded noise (module docstring)."""
     return (
-        Param("tail", "number", f"tail mass ε the window of outputs may miss, in (0, 1e-6] (default {DEFAULT_TAIL}): "
-              "divergences come as a certified bracket, a PLD is raised by n·ε", default=DEFAULT_TAIL, low=0,
+        Param("tail", "number", f"tail mass: the probability the window of outputs may miss, in (0, 1e-6] (default "
+              f"{DEFAULT_TAIL}): divergences come as a certified bracket, a PLD is raised by n times it", default=DEFAULT_TAIL, low=0,
               high=Fraction(1, 10**6), low_open=True, option="--tail-mass"),
         Param("cover", "number", f"the Rényi order up to which the window keeps that bracket tight, 1 … 256 (default "
               f"{DEFAULT_COVER}; 1: sized by the tail mass alone, fastest)", default=DEFAULT_COVER, low=1, high=256),
