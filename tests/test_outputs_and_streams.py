@@ -210,3 +210,12 @@ def test_progress_bar_on_a_terminal_with_real_totals_and_json_on_stdout():
     counts = re.findall(r"(\d+)/(\d+)", re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text))
     assert counts and all(int(done) <= int(total) for done, total in counts)
     assert "ETA" in text and "None" not in text
+
+
+def test_every_file_written_below_a_table_gets_a_wrote_line(tmp_path, capsys):
+    csv_file = tmp_path / "d.csv"
+    assert main([*DIVERGENCE, "--csv", str(csv_file)]) == 0
+    assert capsys.readouterr().out.endswith(f"wrote {csv_file}\n") and csv_file.exists()
+    for quiet_or_json in (["--quiet"], ["--json"]):
+        assert main([*DIVERGENCE, "--csv", str(csv_file), *quiet_or_json]) == 0
+        assert "wrote" not in capsys.readouterr().out

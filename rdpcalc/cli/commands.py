@@ -30,7 +30,8 @@ def output_options(what: str = "records") -> list[Opt]:
         Opt("as_json", "Print only JSON (a list of records) to stdout; the same as --format json.", kind=bool,
             option="--json", panel="Output"),
         Opt("csv", "Also write the records as CSV to FILE (all or nothing, after stdout).", metavar="FILE", panel="Output"),
-        Opt("quiet", "No progress bar, hints or 'wrote …' lines on stderr.", kind=bool, option="--quiet", panel="Output"),
+        Opt("quiet", "No progress bar or hints on stderr, no 'wrote …' lines below a table.", kind=bool, option="--quiet",
+            panel="Output"),
     ]
 
 
@@ -88,7 +89,8 @@ def emit(records: list[dict], form: str, csv_path: str | None, draw: Callable[[l
          files: Sequence[tuple[str | None, str, Callable[[], str | bytes]]] = (), rows: list[dict] | None = None) -> None:
     """Print the records in ``form`` (a table drawn by ``draw``, JSON, CSV or TSV), then write
     the CSV of ``rows`` (default: the records) and each of ``files`` — (path, name, contents)
-    — whose path is given, all or none: a failing standard output leaves no file behind."""
+    — whose path is given, all or none: a failing standard output leaves no file behind. Below
+    a table, a "wrote FILE" line for each file (not with --quiet, nor in the machine formats)."""
     rows = records if rows is None else rows
     if form == "json":
         print(to_json(records))
@@ -98,7 +100,11 @@ def emit(records: list[dict], form: str, csv_path: str | None, draw: Callable[[l
         draw(records)
     sys.stdout.flush()
     files = [(csv_path, "csv", lambda: to_csv(rows)), *files]
-    write_outputs([(path, contents(), name) for path, name, contents in files if path is not None])
+    written = [(path, contents(), name) for path, name, contents in files if path is not None]
+    write_outputs(written)
+    if form == "table" and not render.QUIET["on"]:
+        for path, _, _ in written:
+            print(f"wrote {path}")
 
 
 def _records_body(compute: Callable[..., list[dict]], draw: Callable[[list[dict]], None]) -> Callable[..., None]:
@@ -369,8 +375,6 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
 
     emit(records, form, csv_path, render.render_account, [(plot_path, "plot", plot)],
          rows=render.account_rows(records, curves))
-    if plot_path is not None and form == "table" and not render.QUIET["on"]:
-        print(f"wrote {plot_path}")
 
 
 #: a grid step at most this (nats) gets a note on what it costs (the default is 1e-4)
