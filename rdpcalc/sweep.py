@@ -64,6 +64,27 @@ from pathlib import Path
 from .errors import ParameterError
 from .io import columns, json_text, plain, significant, to_csv, write_atomic
 
+#: what ``rdpcalc sweep --example`` prints: a spec with every key of a task explained
+EXAMPLE_SPEC = """\
+# An rdpcalc sweep: one or more [[task]] tables; each expands into points, one API call each.
+# Keys are the Python API's keywords (m, delta for RQM's Δ, dp_delta for the δ of (ε, δ));
+# a mechanism's command-line names are accepted too (levels for m, tail-mass for tail).
+
+[[task]]
+name = "rqm-over-n"               # optional: task1, task2, … by default
+command = "divergence"            # divergence, bound, account, calibrate, compare, pmf or moments
+mechanism = "rqm"                 # every command but compare (may also be a grid axis)
+fixed = { c = 1, delta = 1, q = 0.42, alphas = [1, 2, 10, "inf"] }   # in every point (a list stays one value)
+grid = { levels = [8, 16], n = [10, 40] }                           # the cartesian product (the last key fastest)
+points = [{ neighbours = "pm-c" }, { neighbours = "worst" }]        # crossed with the grid
+
+[[task]]
+name = "pbm-account"
+command = "account"
+mechanism = "pbm"
+fixed = { c = 1, trials = 16, n = 10, rounds = 100, dp_delta = 1e-5 }
+grid = { theta = [0.1, 0.15, 0.2, 0.25] }
+"""
 #: the commands a sweep runs, by name
 COMMANDS = ("divergence", "bound", "account", "calibrate", "compare", "pmf", "moments")
 #: the keys of a task table
@@ -177,6 +198,7 @@ def _task_points(task: dict, where: str, name: str, start: int) -> list[Point]:
             params = {**fixed, **dict(zip(grid, combination)), **item}
             places = origin | {key: f"{where}.points[{item_number}].{key}" for key in item}
             mechanism = params.pop("mechanism", task.get("mechanism"))
+            params, places = api_names(params, places, command, mechanism)
             point = Point(start + len(points), name, command, mechanism, params)
             check_point(point, places, where)
             points.append(point)
@@ -236,6 +258,36 @@ def _table(task: dict, key: str, where: str) -> dict:
 
 def _spec_error(key: str, message: str) -> ParameterError:
     return ParameterError("spec", f"{key}: {message}")
+
+
+def api_names(params: dict, places: dict[str, str], command: str, mechanism) -> tuple[dict, dict]:
+    """``params`` with each key that is a command-line spelling of one of the mechanism's
+    parameters (``levels`` for RQM's ``m``, ``tail_mass`` or ``tail-mass`` for ``tail``) renamed
+    to its API name, in place; and ``places`` renamed alike. A key that is an API name of the
+    mechanism or a keyword of the command keeps its meaning (CorBin's ``c`` is its center, not
+    ``--c``); the same parameter given under two names is refused."""
+    from .mechanisms import MECHANISMS
+
+    if command == "compare" or mechanism not in MECHANISMS:
+        return params, places
+    declared = {param.name for param in MECHANISMS[mechanism].PARAMS}
+    taken = declared | _keywords(command, mechanism)
+    spelled = {}
+    for param in MECHANISMS[mechanism].PARAMS:
+        for spelling in (param.option, *param.aliases):
+            word = spelling.lstrip("-")
+            for key in {word, word.replace("-", "_")} - taken:
+                spelled[key] = param.name
+    renamed, new_places = {}, {}
+    for key, value in params.items():
+        name = spelled.get(key, key)
+        if name in renamed:
+            first = next(k for k in params if spelled.get(k, k) == name)
+            raise _spec_error(places.get(key, key), f"is {mechanism}'s {name}, also given as {first}: give it once")
+        renamed[name] = value
+        if key in places:
+            new_places[name] = places[key]
+    return renamed, {**{k: v for k, v in places.items() if k not in params}, **new_places}
 
 
 def check_point(point: Point, places: dict[str, str], where: str) -> None:

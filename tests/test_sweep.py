@@ -355,3 +355,42 @@ def test_a_missing_extra_exits_2_naming_the_option(tmp_path, capsys, monkeypatch
         code, err = _run_cli(["sweep", spec, *args], capsys)
         assert code == 2 and err.startswith(f"rdpcalc: error: {option}:") and "rdpcalc[distributed]" in err
     assert not list(tmp_path.glob("t.*"))
+
+
+def test_the_example_spec_runs_and_a_missing_spec_points_to_it(tmp_path, capsys):
+    code = main(["sweep", "--example"])
+    example = capsys.readouterr().out
+    assert code == 0
+    spec = _write(tmp_path, "example.toml", example)
+    points = load_spec(spec)
+    assert len(points) == 2 * 2 * 2 + 4 and {point.params.get("m") for point in points[:8]} == {8, 16}
+    code, err = _run_cli(["sweep", "--serial"], capsys)
+    assert code == 2 and "'rdpcalc sweep --example' prints one" in err
+
+
+def test_command_line_names_are_accepted_as_keys_unless_they_mean_something_else(tmp_path, capsys):
+    spec = _write(tmp_path, "names.toml", """
+[[task]]
+command = "divergence"
+mechanism = "ddg"
+fixed = { c = 1, gamma = 0.25, sigma = 0.5, tail-mass = 1e-8, alphas = [2] }
+
+[[task]]
+command = "divergence"
+mechanism = "rqm"
+fixed = { c = 1, delta = 1, q = 0.42, alphas = [2], n = 2 }
+grid = { levels = [4] }
+
+[[task]]
+command = "pmf"
+mechanism = "corbin"
+fixed = { c = 0.5, x = 0.5, eps_p = 1 }
+""")
+    ddg, rqm, corbin = load_spec(spec)
+    assert ddg.params["tail"] == 1e-8 and "tail-mass" not in ddg.params
+    assert rqm.params["m"] == 4 and rqm.params["n"] == 2  # n: the command's clients, not a parameter's spelling
+    assert corbin.params["c"] == 0.5 and "r" not in corbin.params  # CorBin's c is its center (its --c is r)
+    both = _write(tmp_path, "both.toml", "[[task]]\ncommand = 'pmf'\nmechanism = 'rqm'\n"
+                                         "fixed = { c = 1, delta = 1, q = 0.4, m = 4, x = 0 }\ngrid = { levels = [4] }\n")
+    code, err = _run_cli(["sweep", both, "--serial", "--output", tmp_path / "both.csv"], capsys)
+    assert code == 2 and "task[1].grid.levels: is rqm's m, also given as m: give it once" in err

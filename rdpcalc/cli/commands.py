@@ -745,8 +745,9 @@ def compare_command():
 
 
 def sweep_command():
-    options = [Opt("spec", "The sweep: a TOML file of [[task]] tables (command, mechanism, fixed, grid, points).",
-                   argument=True, metavar="SPEC.toml"),
+    options = [Opt("spec", "The sweep: a TOML file of [[task]] tables (command, mechanism, fixed, grid, points); "
+                           "--example prints one.", argument=True, metavar="SPEC.toml"),
+               Opt("example", "Print an example spec (every key explained) and exit.", kind=bool, panel="Output"),
                Opt("output", "The table: FILE.csv or FILE.parquet (default: SPEC's name with .csv, in the current "
                              "folder).", metavar="FILE", panel="Output"),
                Opt("resume", "Finish an interrupted sweep: run only the points its journal (FILE.journal) lacks.",
@@ -762,11 +763,17 @@ def sweep_command():
                Opt("serial", "Run every point in this process, one after the other (no dask).", kind=bool,
                    panel="Execution")]
 
-    def body(spec: str, output: str | None, resume: bool, checkpoint: float, quiet: bool, scheduler: str | None,
-             workers: int | None, serial: bool) -> None:
+    def body(spec: str | None, example: bool, output: str | None, resume: bool, checkpoint: float, quiet: bool,
+             scheduler: str | None, workers: int | None, serial: bool) -> None:
         from .. import sweep
 
         render.QUIET["on"] = quiet
+        if example:
+            sys.stdout.write(sweep.EXAMPLE_SPEC)
+            return
+        if spec is None:
+            raise ParameterError("spec", "is required: a TOML file of [[task]] tables ('rdpcalc sweep --example' prints "
+                                         "one)")
         if not checkpoint > 0:
             raise ParameterError("checkpoint", f"must be > 0 seconds, got {checkpoint!r}")
         chosen = [name for name, on in (("serial", serial), ("scheduler", scheduler is not None),
@@ -809,7 +816,8 @@ def sweep_command():
                              "rdpcalc sweep sweep.toml --output sweep.parquet --workers 2",
                              "rdpcalc sweep sweep.toml --output sweep.csv --resume",
                              "rdpcalc sweep sweep.toml --scheduler tcp://10.0.0.5:8786",
-                             "rdpcalc sweep sweep.toml --serial"])}
+                             "rdpcalc sweep sweep.toml --serial",
+                             "rdpcalc sweep --example > sweep.toml"])}
 
 
 def _require_module(module: str, parameter: str, what: str) -> None:

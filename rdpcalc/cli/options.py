@@ -39,7 +39,7 @@ class Opt:
     (``show`` overrides how help shows it), ``multiple`` for a repeatable option, ``aliases``
     documented alternative spellings (a paper's symbol), ``deprecated`` old spellings that
     still work with a hint, ``panel`` the help section, ``required`` marks it; ``argument``
-    makes it a positional argument named by its ``metavar``."""
+    makes it a positional argument named by its ``metavar`` (optional unless ``required``)."""
 
     name: str
     help: str
@@ -149,7 +149,8 @@ def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool =
         text, show_default = f"{text} [default: {show_default}]", False
     text = escape(text)
     if opt.argument:
-        info = typer.Argument(..., help=text, metavar=opt.spelling, show_default=False, click_type=_text_type())
+        info = typer.Argument(... if opt.required else None, help=text, metavar=opt.spelling, show_default=False,
+                              click_type=_text_type())
         return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_click_type(opt))
     info = typer.Option(... if enforced else default, *spellings, help=text, rich_help_panel=opt.panel,
                         show_default=show_default, metavar=metavar(opt), hidden=opt.hidden or deprecated)
