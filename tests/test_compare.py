@@ -69,3 +69,13 @@ def test_compare_meets_the_target_and_agrees_with_account(name):
         step = 0.99 if design.private_high else 1.01
         less_private = design.build(record["value"] * step, n, bits, F(1))
         assert rdpcalc.account(replace(less_private, bits=None), n=n)["epsilon"] > target * 0.98
+
+
+def test_a_refusal_names_command_line_options_not_api_keywords():
+    from rdpcalc import resources
+    from rdpcalc.compare import compare
+
+    with resources.budget_of(2**20):
+        (record,) = compare(n=40, bits=8, dp_epsilon=1, mechanisms=("pbm",))
+    assert not record["feasible"] and record["reason"].startswith("refused: --n: ")
+    assert "--max-memory" in record["reason"] and "`" not in record["reason"] and "max_memory" not in record["reason"]
