@@ -73,7 +73,6 @@ def test_compare_meets_the_target_and_agrees_with_account(name):
 
 def test_a_refusal_names_command_line_options_not_api_keywords():
     from rdpcalc import resources
-    from rdpcalc.compare import compare
 
     with resources.budget_of(2**20):
         (record,) = compare(n=40, bits=8, dp_epsilon=1, mechanisms=("pbm",))
