@@ -132,7 +132,7 @@ def choose_neighbours(
                                   "give `others_plus` for one configuration up to 10⁶")
     if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
         raise ParameterError(inputs_text.split(":")[0] or "grid",
-                             "searches input pairs of one client: use it with `n` = 1 and without `x`, `others_plus` or "
+                             "searches input pairs of one client: use it with `n` 1 and without `x`, `others_plus` or "
                              "`neighbours` paper")
     b = mechanism.bound
     sym = f"{fmt(b)}"

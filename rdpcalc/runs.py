@@ -201,7 +201,7 @@ def _method(method: str | None, amplified: bool, why_not_pld: str) -> str:
     if method not in METHODS:
         raise ParameterError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
     if method == "pld" and amplified:
-        raise ParameterError("method", f"pld: {why_not_pld}; use `method` = rdp")
+        raise ParameterError("method", f"pld: {why_not_pld}; use `method` rdp")
     return method
 
 
@@ -418,7 +418,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     if math.inf in (at_low, at_high) and record["epsilon"] < target * (1 - 1e-3):
         raise ParameterError("dp_epsilon", f"ε jumps from {record['epsilon']:.6g} to +∞ at {solve} ≈ {value:.6g}, below "
                                            f"the target {target:g} (by {record['method']}: a privacy loss beyond "
-                                           f"{LOSS_CAP:g} nats in one round counts as +∞); use `method` = rdp")
+                                           f"{LOSS_CAP:g} nats in one round counts as +∞); use `method` rdp")
     record["solved"], record["value"], record["dp_epsilon"] = solve, float(value), target
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"
     return record
