@@ -337,3 +337,12 @@ def test_rdp_delta_at_epsilon_against_the_continuous_conversion(sigma, rounds, e
     record = rdpcalc.account_reference("gaussian", sigma=sigma, rounds=rounds, dp_epsilon=epsilon)
     ours = record["dp_delta_at_dp_epsilon_rdp"]
     assert continuous * (1 - 1e-9) <= ours <= max(continuous * 1.2, continuous + 1e-300)
+
+
+def test_the_refusal_of_pld_for_a_hidden_sample_suggests_a_valid_command_line(capsys):
+    from rdpcalc.cli import main
+
+    code = main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "2", "--clients", "10",
+                 "--observer", "release", "--method", "pld"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.rstrip().endswith("; use --method rdp") and err.count("\n") == 1
