@@ -177,3 +177,13 @@ def test_figures_named_twice_are_built_once(capsys, tmp_path):
     assert code == 0 and err.count("rqm-fig1b:") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == [".rdpcalc-written", "rqm-fig1b.csv", "rqm-fig1b.meta.json",
                                                             "rqm-fig1b.png"]
+
+
+def test_a_mechanism_delta_that_looks_like_the_dp_delta_gets_a_note(capsys):
+    """RQM's --delta is its range extension Δ; --delta 1e-5 in account or calibrate was likely meant as --dp-delta."""
+    for command in (["account", "rqm", "--c", "1", "--m", "4", "--q", "0.5"],
+                    ["calibrate", "rqm", "--c", "1", "--m", "4", "--solve", "q", "--dp-epsilon", "20"]):
+        for delta, noted in (("1e-5", True), ("1", False)):
+            code, _, err = run(capsys, *command, "--delta", delta)
+            assert code == 0, err
+            assert ("--delta 1e-5 sets rqm's range extension Δ > 0; the δ of (ε, δ) is --dp-delta" in err) == noted

@@ -377,6 +377,27 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
          rows=render.account_rows(records, curves))
 
 
+#: a mechanism's --delta at most this in account or calibrate is likely meant as the DP δ: a note says so
+DP_DELTA_LOOKALIKE = 1e-3
+
+
+def _note_delta_spelling(cls: type[Mechanism], values: dict) -> None:
+    """A note where a mechanism's own --delta (RQM's range extension Δ) is given a value that
+    looks like the δ of (ε, δ), which is --dp-delta."""
+    from ..exactnum import to_fraction
+
+    param = next((param for param in cls.PARAMS if param.option == "--delta"), None)
+    given = values.get(param.name) if param is not None else None
+    if given is None:
+        return
+    try:
+        small = 0 < to_fraction(given, param.name) <= DP_DELTA_LOOKALIKE
+    except ParameterError:
+        return  # the mechanism refuses it, naming the option
+    if small:
+        hint(f"--delta {given} sets {cls.name}'s {param.help.split(';')[0]}; the δ of (ε, δ) is --dp-delta")
+
+
 #: a grid step at most this (nats) gets a note on what it costs (the default is 1e-4)
 FINE_DISCRETIZATION = 1e-5
 #: runs of at least this many composed rounds get a note on what --plot's curve costs
@@ -425,6 +446,7 @@ def account_command(cls: type[Mechanism]):
         from ..runs import account_run
 
         form = _setup(values)
+        _note_delta_spelling(cls, values)
         mechanism = make(cls, values)
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
         csv_path, plot_path = values.pop("csv"), values.pop("plot")
@@ -482,6 +504,8 @@ def calibrate_command(cls_or_kind):
         from ..runs import calibrate
 
         form = _setup(values)
+        if not reference:
+            _note_delta_spelling(cls_or_kind, values)
         solve, target, delta = values.pop("solve"), values.pop("dp_epsilon"), values.pop("dp_delta")
         csv_path = values.pop("csv")
         _check_output(csv_path)
