@@ -13,7 +13,7 @@ Distributions", arXiv:2207.04380). See :mod:`rdpcalc.accountant` for the events 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -364,16 +364,20 @@ def solvable(name: str) -> dict[str, Callable[[dict], tuple[float, float, bool]]
 
 
 def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None = None,
-              progress: Callable[[int, int], None] | None = None, **run) -> dict:
+              solve_range: Sequence[float] | None = None, progress: Callable[[int, int], None] | None = None,
+              **run) -> dict:
     """The value of parameter ``solve`` at which the whole run's ε meets ``dp_epsilon``, by
     regula falsi (:func:`rdpcalc.accounting.solve_monotone`) between the ends of its range
-    (:func:`solvable`).
+    (:func:`solvable`, or ``solve_range``).
 
     Parameters:
         name: a mechanism (:data:`rdpcalc.MECHANISMS`) or ``gaussian``/``laplace``.
         solve: the parameter to solve for (one of :func:`solvable`'s).
         dp_epsilon: the target ε > 0.
         params: the mechanism's other parameters (keyword → value), ``solve``'s left out.
+        solve_range: (low, high), 0 < low < high, finite: the range searched instead of the
+            parameter's default one (each end must be a valid value of the parameter). The ends
+            are evaluated first: a target outside the ε they reach is refused at once.
         progress: called as ``progress(done, total)`` before each evaluation of ε; the total
             (2 + CALIBRATE_EVALUATIONS: the two ends and the solver's evaluations) is an upper
             bound, reached at the end.
@@ -394,6 +398,14 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     if both:
         raise ParameterError(both[0], "is given twice: in `params` and as a keyword")
     low, high, log_scale = ranges[solve](converted)
+    if solve_range is not None:
+        low, high = check_solve_range(solve_range)
+        for end in (low, high):
+            if name not in REFERENCES:
+                try:
+                    next(param for param in MECHANISMS[name].PARAMS if param.name == solve).convert(end)
+                except ParameterError as error:
+                    raise ParameterError("solve_range", f"{end:g} is not a value of `{solve}`: {error.message}") from None
 
     def run_at(value: float) -> dict:
         if name in REFERENCES:
@@ -422,6 +434,19 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     record["solved"], record["value"], record["dp_epsilon"] = solve, float(value), target
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"
     return record
+
+
+def check_solve_range(solve_range) -> tuple[float, float]:
+    """(low, high) from a pair of finite numbers with 0 < low < high; ParameterError naming
+    ``solve_range`` otherwise."""
+    try:
+        low, high = (float(value) for value in solve_range)
+    except (TypeError, ValueError):
+        shown = ":".join(map(str, solve_range)) if isinstance(solve_range, list | tuple) else repr(solve_range)
+        raise ParameterError("solve_range", f"must be two numbers LOW:HIGH, got {shown}") from None
+    if not (0 < low < high < math.inf):
+        raise ParameterError("solve_range", f"must have 0 < LOW < HIGH < ∞, got {low:g}:{high:g}")
+    return low, high
 
 
 def _calibrate_params(name: str, solve: str, params: dict) -> dict:

@@ -346,3 +346,24 @@ def test_the_refusal_of_pld_for_a_hidden_sample_suggests_a_valid_command_line(ca
                  "--observer", "release", "--method", "pld"])
     err = capsys.readouterr().err
     assert code == 2 and err.rstrip().endswith("; use --method rdp") and err.count("\n") == 1
+
+
+def test_calibrate_searches_a_range_the_user_gives_and_refuses_at_once_outside_it(monkeypatch):
+    record = runs.calibrate("gaussian", solve="sigma", dp_epsilon=1.0, solve_range=(0.5, 10))
+    default = runs.calibrate("gaussian", solve="sigma", dp_epsilon=1.0)
+    assert 1.0 * (1 - 1e-4) <= record["epsilon"] <= 1.0 and record["value"] == pytest.approx(default["value"], rel=1e-4)
+    calls = []
+    original = runs.account_reference
+    monkeypatch.setattr(runs, "account_reference", lambda *a, **k: calls.append(k["sigma"]) or original(*a, **k))
+    with pytest.raises(ParameterError, match=r"no sigma in \[5, 10\] meets ε = 1: ε runs from"):
+        runs.calibrate("gaussian", solve="sigma", dp_epsilon=1.0, solve_range=(5, 10))
+    assert calls == [5.0, 10.0]  # the two ends, nothing more
+
+
+@pytest.mark.parametrize("solve_range, words", [((10, 5), "0 < LOW < HIGH"), ((0, 1), "0 < LOW < HIGH"),
+                                                 (("a", "b"), "two numbers LOW:HIGH, got a:b"),
+                                                 ((0.5, 2), "2 is not a value of `q`")])
+def test_a_bad_calibration_range_is_refused_naming_it(solve_range, words):
+    with pytest.raises(ParameterError, match="solve_range") as error:
+        runs.calibrate("rqm", solve="q", dp_epsilon=4.0, solve_range=solve_range, params={"c": 1, "delta": 1, "m": 4})
+    assert words in error.value.message

@@ -493,6 +493,9 @@ def calibrate_command(cls_or_kind):
     name = cls_or_kind if reference else cls_or_kind.name
     solvable = tuple(solvable_parameters(name))
     common = [Opt("solve", "The parameter to solve for.", kind=solvable, required=True, panel="Calibration"),
+              Opt("solve_range", "The range searched for --solve, 0 < LOW < HIGH (default: the parameter's own). Its "
+                                 "ends are evaluated first: a target outside the ε they reach is refused at once.",
+                  option="--range", metavar="LOW:HIGH", panel="Calibration"),
               *target_options(single=True, epsilon_required=True)]
     if reference:
         options = [*common, *reference_options(name, required=False), *method_options(), *output_options(), MAX_MEMORY]
@@ -507,6 +510,12 @@ def calibrate_command(cls_or_kind):
         if not reference:
             _note_delta_spelling(cls_or_kind, values)
         solve, target, delta = values.pop("solve"), values.pop("dp_epsilon"), values.pop("dp_delta")
+        solve_range = values.pop("solve_range")
+        if solve_range is not None:
+            low, colon, high = solve_range.partition(":")
+            if not colon:
+                raise ParameterError("solve_range", f"must be LOW:HIGH, got {solve_range!r}")
+            solve_range = (low, high)
         csv_path = values.pop("csv")
         _check_output(csv_path)
         names = ("sigma", "scale") if reference else [param.name for param in cls_or_kind.PARAMS]
@@ -515,8 +524,8 @@ def calibrate_command(cls_or_kind):
         params = {key: value for key, value in params.items() if key != solve and value is not None}
         _note_fine_grid(values)
         with render.progress(f"calibrating {solve}") as progress:
-            record = calibrate(name, params=params, solve=solve, dp_epsilon=target, dp_delta=delta, progress=progress,
-                               **values)
+            record = calibrate(name, params=params, solve=solve, solve_range=solve_range, dp_epsilon=target,
+                               dp_delta=delta, progress=progress, **values)
         _emit_account(None, [record], form, csv_path, None)
 
     if reference:
