@@ -129,3 +129,22 @@ def test_the_account_plot_is_drawn_with_infinite_and_missing_points():
                                  {"rounds": 10, "epsilon_pld": math.inf, "epsilon_rdp": 3.0}]}
     png = account_png({"mechanism": "rqm", "participation": 10, "dp_delta": 1e-5}, curves)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_account_csv_holds_the_results_and_curves_go_to_their_own_file(tmp_path, capsys):
+    import csv
+
+    from rdpcalc.cli import main
+
+    table, curves = tmp_path / "results.csv", tmp_path / "curves.csv"
+    args = ["account", "gaussian", "--sigma", "2", "--rounds", "3", "--dp-delta", "1e-5", "--dp-delta", "1e-7"]
+    assert main([*args, "--csv", str(table), "--curves", str(curves), "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    results = list(csv.DictReader(table.open()))
+    assert len(results) == 2 and "kind" not in results[0]
+    assert [float(row["epsilon"]) for row in results] == pytest.approx([r["epsilon"] for r in records], rel=1e-11)
+    rows = list(csv.DictReader(curves.open()))
+    assert {row["kind"] for row in rows} == {"rdp-curve"} and len(rows) == len(records[0]["curve"])
+    assert main([*args, "--format", "csv"]) == 0
+    assert capsys.readouterr().out == table.read_text()
+    assert main([*args, "--csv", str(table), "--curves", str(table)]) == 2  # one file for two outputs

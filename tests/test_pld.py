@@ -309,15 +309,19 @@ def test_cli_several_deltas_plot_and_csv(tmp_path, capsys):
     plot, table = tmp_path / "run.png", tmp_path / "run.csv"
     args = ["account", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4", "--n", "3", "--rounds", "20",
             "--dp-delta", "1e-5", "--dp-delta", "1e-8"]
-    assert main([*args, "--json", "--plot", str(plot), "--csv", str(table)]) == 0
+    curves = tmp_path / "curves.csv"
+    assert main([*args, "--json", "--plot", str(plot), "--csv", str(table), "--curves", str(curves)]) == 0
     records = json.loads(capsys.readouterr().out)
     assert [r["dp_delta"] for r in records] == [1e-5, 1e-8] and records[1]["epsilon"] > records[0]["epsilon"]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     import csv
 
-    rows = list(csv.DictReader(table.open()))
+    results = list(csv.DictReader(table.open()))  # the results alone, one row per δ
+    assert [float(row["dp_delta"]) for row in results] == [1e-5, 1e-8] and "kind" not in results[0]
+    assert float(results[0]["epsilon"]) == pytest.approx(records[0]["epsilon"], rel=1e-11)
+    rows = list(csv.DictReader(curves.open()))
     kinds = {row["kind"] for row in rows}
-    assert kinds == {"result", "rdp-curve", "epsilon-delta", "epsilon-rounds"}
+    assert kinds == {"rdp-curve", "epsilon-delta", "epsilon-rounds"}
     by_delta = {float(row["dp_delta"]): float(row["epsilon_pld"]) for row in rows if row["kind"] == "epsilon-delta"}
     assert by_delta[1e-5] == pytest.approx(records[0]["epsilon_pld"], rel=1e-12)
     last = [row for row in rows if row["kind"] == "epsilon-rounds"][-1]

@@ -353,14 +353,18 @@ def reference_options(kind: str, required: bool = True) -> list[Opt]:
             Opt("sampling", "Sampling scheme.", kind=("poisson", "without-replacement"), default="poisson", panel="Run")]
 
 
-PLOT = Opt("plot", "Also draw ε against δ and ε against rounds, both methods, to FILE (PNG); --csv then holds the same "
-           "curves.", metavar="FILE", panel="Output")
+PLOT = Opt("plot", "Also draw ε against δ and ε against rounds, both methods, to FILE (PNG); --curves then holds the "
+           "same curves.", metavar="FILE", panel="Output")
+CURVES = Opt("curves", "Also write the curves as CSV to FILE, one tidy table with a kind column: rdp-curve (the per-round "
+             "and total Rényi curve) and, with --plot, epsilon-delta and epsilon-rounds. (--csv holds the results, one "
+             "row per δ.)", metavar="FILE", panel="Output")
 
 
-def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plot_path: str | None) -> None:
-    """Standard output first, then the files, all or none. CSV: one tidy table with a ``kind``
-    column — ``result`` (one row per δ), ``rdp-curve`` and, with --plot, ``epsilon-delta`` and
-    ``epsilon-rounds``."""
+def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plot_path: str | None,
+                  curves_path: str | None = None) -> None:
+    """Standard output first, then the files, all or none. The CSV (and --format csv) holds the
+    results, one row per δ; ``curves_path`` the curves, one tidy table with a ``kind`` column —
+    ``rdp-curve`` and, with --plot, ``epsilon-delta`` and ``epsilon-rounds``."""
     curves = None
     if plot_path is not None:
         _note_long_plot(run)
@@ -373,8 +377,9 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
 
         return account_png(records[0], curves)
 
-    emit(records, form, csv_path, render.render_account, [(plot_path, "plot", plot)],
-         rows=render.account_rows(records, curves))
+    emit(records, form, csv_path, render.render_account,
+         [(curves_path, "curves", lambda: to_csv(render.curve_rows(records, curves))), (plot_path, "plot", plot)],
+         rows=render.account_rows(records))
 
 
 #: a mechanism's --delta at most this in account or calibrate is likely meant as the DP δ: a note says so
@@ -431,16 +436,18 @@ def _note_long_plot(run) -> None:
 
 def _check_account_outputs(values: dict) -> None:
     _check_output(values["csv"])
+    if values.get("curves") is not None:
+        _check_output(values["curves"], "curves")
     if values.get("plot") is not None:
         _check_output(values["plot"], "plot")
         if not values["plot"].lower().endswith(".png"):
             raise ParameterError("plot", f"must name a .png file, got {values['plot']!r}")
-    _check_distinct({"csv": values["csv"], "plot": values.get("plot")})
+    _check_distinct({"csv": values["csv"], "plot": values.get("plot"), "curves": values.get("curves")})
 
 
 def account_command(cls: type[Mechanism]):
     options = [*mechanism_options(cls), *run_options(), *target_options(), *method_options(), *output_options(), PLOT,
-               MAX_MEMORY]
+               CURVES, MAX_MEMORY]
 
     def body(**values) -> None:
         from ..runs import account_run
@@ -449,13 +456,13 @@ def account_command(cls: type[Mechanism]):
         _note_delta_spelling(cls, values)
         mechanism = make(cls, values)
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
-        csv_path, plot_path = values.pop("csv"), values.pop("plot")
-        _check_account_outputs({"csv": csv_path, "plot": plot_path})
+        csv_path, plot_path, curves_path = values.pop("csv"), values.pop("plot"), values.pop("curves")
+        _check_account_outputs({"csv": csv_path, "plot": plot_path, "curves": curves_path})
         _note_fine_grid(values)
         with render.progress("accounting") as progress:
             accounted = account_run(mechanism, progress=progress, **values)
         records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
-        _emit_account(accounted, records, form, csv_path, plot_path)
+        _emit_account(accounted, records, form, csv_path, plot_path, curves_path)
 
     params = _example_parameters(cls)
     return command(body, options), {
@@ -466,19 +473,20 @@ def account_command(cls: type[Mechanism]):
 
 
 def account_reference_command(kind: str):
-    options = [*reference_options(kind), *target_options(), *method_options(), *output_options(), PLOT, MAX_MEMORY]
+    options = [*reference_options(kind), *target_options(), *method_options(), *output_options(), PLOT, CURVES,
+               MAX_MEMORY]
 
     def body(**values) -> None:
         from ..runs import account_reference_run
 
         form = _setup(values)
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
-        csv_path, plot_path = values.pop("csv"), values.pop("plot")
-        _check_account_outputs({"csv": csv_path, "plot": plot_path})
+        csv_path, plot_path, curves_path = values.pop("csv"), values.pop("plot"), values.pop("curves")
+        _check_account_outputs({"csv": csv_path, "plot": plot_path, "curves": curves_path})
         _note_fine_grid(values)
         accounted = account_reference_run(kind, **values)
         records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
-        _emit_account(accounted, records, form, csv_path, plot_path)
+        _emit_account(accounted, records, form, csv_path, plot_path, curves_path)
 
     scale = "--sigma 1.1" if kind == "gaussian" else "--scale 2"
     return command(body, options), {

@@ -347,14 +347,22 @@ def render_account(records: list[dict]) -> None:
 
 
 
-def account_rows(records: list[dict], curves: dict | None) -> list[dict]:
+def account_rows(records: list[dict]) -> list[dict]:
+    """The results as CSV rows, one per δ: the record's fields, its parameters as
+    ``parameter_*`` columns (the curves go to :func:`curve_rows`)."""
     rows = []
     for record in records:
         flat = {k: v for k, v in record.items() if k not in ("curve", "parameters", "pld_attained")}
         flat.update({f"parameter_{k}": v for k, v in record["parameters"].items()})
         flat["pld_attained"] = " | ".join(record.get("pld_attained") or [])
-        rows.append({"kind": "result", **flat})
-    rows += [{"kind": "rdp-curve", **point} for point in records[0]["curve"]]
+        rows.append(flat)
+    return rows
+
+
+def curve_rows(records: list[dict], curves: dict | None) -> list[dict]:
+    """The curves as one tidy table with a ``kind`` column: ``rdp-curve`` (the per-round and
+    total Rényi curve) and each of ``curves`` (``epsilon-delta``, ``epsilon-rounds``)."""
+    rows = [{"kind": "rdp-curve", **point} for point in records[0]["curve"]]
     for kind, points in (curves or {}).items():
         rows += [{"kind": kind, **point} for point in points]
     return rows
