@@ -81,7 +81,7 @@ class AccountedRun:
             record["dp_delta_at_dp_epsilon"] = min(value for value in (record["dp_delta_at_dp_epsilon_rdp"],
                                                                        record["dp_delta_at_dp_epsilon_pld"])
                                                    if value is not None)
-        record["report"] = report_line(record)
+        record["report"] = report_line(record) if {"relation", "observer"} <= set(record) else None  # a bare run
         per_round = self.event.rdp_curve()
         record["curve"] = [{"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
                            for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
