@@ -59,7 +59,8 @@ class AccountedRun:
         run's ε; ``epsilon_method`` names the one that gave it), where ``epsilon_pld`` is +∞ why
         (``epsilon_pld_infinite_because``, else None), the Rényi order attaining
         ``epsilon_rdp`` (``order``), the per-round and total Rényi curve (``curve``) and, with
-        ``dp_epsilon``, δ at that ε by each method (``dp_delta_at_dp_epsilon``: the smaller)."""
+        ``dp_epsilon``, δ at that ε by each method (``dp_delta_at_dp_epsilon``: the smaller), and
+        the sentence to quote (``report``, :func:`report_line`)."""
         dp_delta = acc.check_delta(dp_delta)
         total = self.rdp.curve
         eps_rdp, order = acc.epsilon(total, dp_delta)
@@ -80,6 +81,7 @@ class AccountedRun:
             record["dp_delta_at_dp_epsilon"] = min(value for value in (record["dp_delta_at_dp_epsilon_rdp"],
                                                                        record["dp_delta_at_dp_epsilon_pld"])
                                                    if value is not None)
+        record["report"] = report_line(record) if {"relation", "observer"} <= set(record) else None  # a bare run
         per_round = self.event.rdp_curve()
         record["curve"] = [{"alpha": float(a), "per_round": float(r), "total": float(total.at(a))}
                            for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
@@ -105,6 +107,22 @@ class AccountedRun:
             rows.append({"rounds": k, "dp_delta": dp_delta, "epsilon_pld": None if pld is None else
                          float(pld.get_epsilon(dp_delta)), "epsilon_rdp": rdp})
         return rows
+
+
+def report_line(record: dict) -> str:
+    """The sentence a paper can quote for an accounting record: ε at δ, the neighbouring
+    relation, the observer, the method that gave ε (the smaller of two, where both ran), whether
+    it is certified, and the rdpcalc version."""
+    from importlib.metadata import version
+
+    epsilon = "+∞" if record["epsilon"] == math.inf else f"{record['epsilon']:.12g}"
+    certain = record.get("per_round_choice") in (None, "certified")
+    both = " (the smaller of pld and rdp" + (", both upper bounds)" if certain else ")")
+    method = f"by {record['epsilon_method']}" + (both if record["epsilon_pld"] is not None else "")
+    certified = ("a certified upper bound" if certain else
+                 "NOT certified: the per-round worst case is the one found, a lower bound")
+    return (f"(ε, δ) = ({epsilon}, {record['dp_delta']:g}), {record['relation']} neighbours, observer "
+            f"{record['observer']}, {method}, {certified}; rdpcalc {version('rdpcalc')}")
 
 
 def account_run(

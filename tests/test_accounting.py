@@ -367,3 +367,23 @@ def test_a_bad_calibration_range_is_refused_naming_it(solve_range, words):
     with pytest.raises(ParameterError, match="solve_range") as error:
         runs.calibrate("rqm", solve="q", dp_epsilon=4.0, solve_range=solve_range, params={"c": 1, "delta": 1, "m": 4})
     assert words in error.value.message
+
+
+def test_every_accounting_record_carries_the_sentence_to_quote_and_the_output_ends_with_it(capsys):
+    from importlib.metadata import version
+
+    from rdpcalc.cli import main
+
+    rqm = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=4, q="0.5")
+    record = rdpcalc.account(rqm, n=3, rounds=5)
+    assert record["report"] == (f"(ε, δ) = ({record['epsilon']:.12g}, 1e-05), replace-one neighbours, observer server, by "
+                                f"{record['epsilon_method']} (the smaller of pld and rdp, both upper bounds), a certified "
+                                f"upper bound; rdpcalc {version('rdpcalc')}")
+    found = rdpcalc.account(rqm, n=3, rounds=5, per_round="found")
+    assert "NOT certified" in found["report"] and "both upper bounds" not in found["report"]
+    calibrated = runs.calibrate("gaussian", solve="sigma", dp_epsilon=1.0)
+    assert calibrated["report"].startswith(f"(ε, δ) = ({calibrated['epsilon']:.12g}, 1e-05), add-remove (ℓ₂ sensitivity)")
+    assert main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "3", "--rounds", "5",
+                 "--dp-delta", "1e-5", "--dp-delta", "1e-8", "--dp-epsilon", "3"]) == 0
+    last = capsys.readouterr().out.rstrip("\n").split("\n")[-2:]
+    assert [line.split(" = (")[0] for line in last] == ["note: report: (ε, δ)"] * 2 and "1e-08)" in last[1]

@@ -278,7 +278,7 @@ def _privacy(mechanism, observer, config: RunConfig, clients: int, dimension: in
     record = account(mechanism, n=config.per_round, clients=clients, rounds=config.rounds, dim=dimension,
                      dp_delta=config.dp_delta, observer=observer)
     return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["epsilon_method"],
-            "epsilon_rdp": record["epsilon_rdp"], "privacy": record["observer_text"]}
+            "epsilon_rdp": record["epsilon_rdp"], "privacy": record["observer_text"], "report": record["report"]}
 
 
 def _paired_privacy(uplink, config: RunConfig, clients: int, dimension: int) -> dict:
@@ -299,7 +299,7 @@ def _paired_privacy(uplink, config: RunConfig, clients: int, dimension: int) -> 
     record = account(joint, **run)
     return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["epsilon_method"],
             "epsilon_rdp": record["epsilon_rdp"], "epsilon_uplink": one["epsilon"],
-            "privacy": "server: receives both messages of each pair (their joint law)"}
+            "privacy": "server: receives both messages of each pair (their joint law)", "report": record["report"]}
 
 
 def write_run(folder: Path, result: dict) -> None:

@@ -331,18 +331,12 @@ def render_account(records: list[dict]) -> None:
         order = number(record["order"]) if record["order"] is not None else "(+∞ at every order)"
         cells = [f"{record['dp_delta']:g}", number(record["epsilon_rdp"]), order]
         table.add_row(*([cells[0], number(record["epsilon_pld"]), *cells[1:]] if r["method"] == "pld" else cells))
-    notes = []
-    if r["method"] == "pld":
-        notes.append("reported: " + "; ".join(f"ε = {number(record['epsilon'])} at δ = {record['dp_delta']:g} (by "
-                                              f"{record['epsilon_method']})" for record in records)
-                     + " — the smaller of the two methods" + (", both upper bounds" if r.get("per_round_choice")
-                                                              in (None, "certified") else ""))
-    for record in records:
-        if record.get("epsilon_pld_infinite_because"):
-            notes.append(f"ε (pld) = +∞ at δ = {record['dp_delta']:g}: {record['epsilon_pld_infinite_because']}")
+    notes = [f"ε (pld) = +∞ at δ = {record['dp_delta']:g}: {record['epsilon_pld_infinite_because']}"
+             for record in records if record.get("epsilon_pld_infinite_because")]
     if "dp_delta_at_dp_epsilon" in r:
         beside = (f" (rdp: {r['dp_delta_at_dp_epsilon_rdp']:.6g})" if r["method"] == "pld" else "")
         notes.append(f"δ at ε = {r['dp_epsilon']:g}: {r['dp_delta_at_dp_epsilon']:.6g}{beside}")
+    notes += [f"report: {record['report']}" for record in records]  # last: the line to quote
     print_block(lines, table, notes)
 
 
@@ -427,6 +421,8 @@ def render_fl(summary: dict, out_dir: str | None) -> None:
              + f"; {summary['privacy']}"]
     if out_dir is not None:
         lines.append(f"wrote fl.csv, fl.meta.json, summary.json and fl.png into {out_dir}")
+    if "report" in summary:
+        lines.append(f"report: {summary['report']}")  # last: the line to quote
     for line in lines:
         print(encodable(line))
 
