@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -223,11 +223,7 @@ def envelope(members: Iterable[tuple[object, GridPld]], h: float) -> Envelope:
     gammas = np.exp(np.arange(lower, upper + 1) * h)
     raise_to_curve = _compiled(_raise_to_curve)
     for index, (_, pld) in enumerate(members):
-        if len(pld.indices):
-            pieces = _pieces(pld)
-        else:
-            pieces = (np.zeros(0), np.zeros(0), np.zeros(0))
-        raise_to_curve(values, attained, index, gammas, lower, pld.indices, *pieces, pld.infinity_mass)
+        raise_to_curve(values, attained, index, gammas, lower, pld.indices, *_pieces(pld), pld.infinity_mass)
     return Envelope(lower, values, attained, [label for label, _ in members], h)
 
 
@@ -365,14 +361,12 @@ def compose(pld, count: int):
         return pld
     if _nearly_at_infinity(pld):
         return _at_infinity(pld)
-    points = composed_points(pld)
-    while points(min(count, STAGE_COPIES)) > MAX_GRID_POINTS:
+    while _composed_points(pld, min(count, STAGE_COPIES)) > MAX_GRID_POINTS:
         pld = coarsen(pld, 2)
-        points = composed_points(pld)
-    if points(count) <= MAX_GRID_POINTS:
+    if _composed_points(pld, count) <= MAX_GRID_POINTS:
         return _self_compose(pld, count)
     block = STAGE_COPIES
-    while 2 * block <= count and points(2 * block) <= MAX_GRID_POINTS:
+    while 2 * block <= count and _composed_points(pld, 2 * block) <= MAX_GRID_POINTS:
         block *= 2
     stages, rest = divmod(count, block)
     result = compose(_self_compose(pld, block), stages)
@@ -421,48 +415,21 @@ def grid_step(pld) -> float:
     return float(pld._pmf_remove._discretization)  # noqa: SLF001
 
 
-def composed_points(pld) -> Callable[[int], int]:
-    """count ↦ the grid points of the FFT that ``count`` self-compositions of ``pld`` use.
+def _composed_points(pld, count: int) -> int:
+    """The grid points of the FFT that ``count`` self-compositions would use (dp-accounting's own
+    Chernoff truncation bounds)."""
+    from dp_accounting.pld import common
 
-    dp-accounting keeps the composed losses within Chernoff bounds (``common.
-    compute_self_convolve_bounds``: its tail mass outside them is at most
-    TAIL_MASS_TRUNCATION): for the pmf p on L points and each order t in ±1/L … ±20/L, with
-    log M(t) = log Σ_k p_k e^{tk}, the upper end is at most (count · log M(t) + log(2/τ))/t
-    (t > 0), the lower end at least that (t < 0), and both lie in [0, (L − 1)·count]. The
-    moment generating functions do not depend on ``count``, so they are computed once here
-    (the costly part: 40 sums over the grid) for every count asked; the tests check the sizes
-    against dp-accounting's."""
-    from scipy import special
-
-    pmfs = []
+    sizes = []
     for pmf in _pmfs(pld):
         probs = pmf.to_dense_pmf()._probs  # noqa: SLF001
         if len(probs) == 0:
-            pmfs.append((1, []))
+            sizes.append(1)
             continue
-        orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / len(probs)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            log_mgfs = [special.logsumexp(np.arange(len(probs)) * order, b=probs) for order in orders]
-        pmfs.append((len(probs), list(zip(orders, log_mgfs, strict=True))))
-    log_tail = math.log(2 / TAIL_MASS_TRUNCATION)
-
-    def points(count: int) -> int:
-        sizes = []
-        for length, chernoff in pmfs:
-            lower, upper = 0, (length - 1) * count
-            for order, log_mgf in chernoff:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    bound = (count * log_mgf + log_tail) / order
-                if not math.isfinite(bound):
-                    continue
-                if order > 0:
-                    upper = min(upper, math.ceil(bound))
-                else:
-                    lower = max(lower, math.floor(bound))
-            sizes.append(upper - lower + 1)
-        return max(sizes)
-
-    return points
+            low, high = common.compute_self_convolve_bounds(probs, count, TAIL_MASS_TRUNCATION)
+        sizes.append(high - low + 1)
+    return max(sizes)
 
 
 def coarsen(pld, factor: int):
@@ -524,7 +491,8 @@ def infinity_reason(pld, delta: float) -> str | None:
                 "certifies no ε (the true ε may be finite)")
     infinity = max(pmf._infinity_mass for pmf in _pmfs(pld))  # noqa: SLF001
     return (f"the composed dominating pair has mass {infinity:.3g} at an infinite loss (a loss above {LOSS_CAP:g} "
-            "nats, or outputs possible under one input only), more than δ")
+            f"nats, or outputs possible under one input only): with the rounding allowance ({allowance:.2g}), more "
+            "than δ")
 
 
 def delta(pld, eps: float) -> float:

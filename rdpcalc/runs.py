@@ -70,7 +70,7 @@ class AccountedRun:
                   "method": self.method, "dp_delta": dp_delta,
                   "epsilon": eps_pld if reported == "pld" else float(eps_rdp), "epsilon_method": reported,
                   "epsilon_pld": eps_pld, "epsilon_rdp": float(eps_rdp), "order": None if order is None else float(order),
-                  "epsilon_pld_infinite_because": None if self.pld is None else self.pld.infinity_reason(dp_delta)}
+                  "epsilon_pld_infinite_because": self.pld.infinity_reason(dp_delta) if eps_pld == math.inf else None}
         if dp_epsilon is not None:
             target = _check_epsilon(dp_epsilon, strict=False)
             delta_rdp, delta_order = acc.delta_at(total, target)

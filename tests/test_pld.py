@@ -61,20 +61,6 @@ def test_the_compiled_envelope_is_the_maximum_of_the_numpy_curves_to_the_bit():
     assert np.array_equal(env.attained, curves.argmax(axis=0))
 
 
-def test_composed_points_are_dp_accountings_chernoff_sizes():
-    from dp_accounting.pld import common
-
-    rng = np.random.default_rng(3)
-    for size in (1, 2, 40, 3000):
-        p, q = _random_pair(rng, size=size + 1)
-        pair = pld.pair_pld(*_logs(p, q), 1e-3)
-        probs = pair._pmf_remove.to_dense_pmf()._probs
-        points = pld.composed_points(pair)
-        for count in (1, 2, 16, 1000, 10**6):
-            low, high = common.compute_self_convolve_bounds(probs, count, pld.TAIL_MASS_TRUNCATION)
-            assert points(count) == high - low + 1
-
-
 def test_the_compiled_hull_is_the_python_pass():
     rng = np.random.default_rng(9)
     x = np.cumsum(rng.random(5000))
