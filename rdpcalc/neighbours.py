@@ -141,8 +141,10 @@ def choose_neighbours(
         if mechanism.OTHERS_FAMILY == "shift":
             return Neighbours("worst", (), (), f"worst: client 1 over the pairs of the {len(points)} breakpoints up to "
                                                f"a shift, the other {n - 1} at a grid point", budget=budget)
+        others = (f"anywhere in [−{sym}, {sym}]" if mechanism.OTHERS_FAMILY == "relaxed" else
+                  "over multisets of them")
         return Neighbours("worst", (), (), f"worst: client 1 over all ordered pairs of the {len(points)} breakpoints, the "
-                                           f"other {n - 1} over multisets of them{_premise(mechanism)}", budget=budget)
+                                           f"other {n - 1} {others}{_premise(mechanism)}", budget=budget)
 
     if x is not None:
         pair = (mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime"))

@@ -71,7 +71,9 @@ Mechanisms whose pmf is not affine between its breakpoints:
   exhaustive maximum over the others at ±b (``exhaustive over the breakpoints``: not the
   whole family, but the relaxed bound meets it when the sum does not wrap); when the sum wraps
   modulo 2^bits that argument fails, and the others run over a grid of inputs
-  (:func:`_wrapped_grid`).
+  (:func:`_wrapped_grid`); a branch-and-bound over boxes of their inputs
+  (:mod:`rdpcalc.wrapped`) then raises the value found with the boxes' points and lowers the
+  certificate to the largest bound over the boxes.
 * the quantized Gaussian and QMGeo (``"breakpoints"``): the others' pmfs are not mixtures of
   the breakpoints' pmfs, so the search covers others at breakpoints only. The certificate is
   the one-client value (data processing), and for the quantized Gaussian, each of whose output
@@ -97,7 +99,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from . import certificate, resources
+from . import certificate, resources, wrapped
 from .certificate import multisets
 from .mechanisms import Mechanism
 from .numerics import FastEngine, fast
@@ -606,6 +608,13 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         configurations = candidates.configurations()
     precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in points]
     best = _accurate(engine, precise_clients, points, alphas, configurations)
+    if grid:  # the branch-and-bound's points of the interval that beat the grid
+        outcome = _wrapped_outcome(mechanism, n, alphas, quick, best.values)
+        found = [Configuration(mechanism.bound, -mechanism.bound, others) for others in outcome.others if others]
+        if found:
+            points = sorted(set(points) | {x for c in found for x, _ in c.others})
+            precise_clients = [engine.client(mechanism, p) for p in points]
+            best = _accurate(engine, precise_clients, points, alphas, [*configurations, *found])
     stages.report("accurate", 1)
 
     if compiled:
@@ -677,6 +686,31 @@ def _wrapped_grid(mechanism: Mechanism, n: int) -> tuple[Fraction, ...]:
     count = max((g for g in range(3, WRAPPED_GRID + 1, 2) if multisets(n - 1, g) <= LOG_DOMAIN_BUDGET), default=0)
     b = mechanism.bound
     return tuple(-b + 2 * b * Fraction(i, count - 1) for i in range(count)) if count else ()
+
+
+#: the branch-and-bound outcomes of the last few questions (a search asks, then its certificate)
+_WRAPPED_REMEMBERED = 8
+_wrapped_memory: dict = {}
+
+
+def _wrapped_outcome(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, found) -> wrapped.Outcome:
+    """:func:`rdpcalc.wrapped.branch_and_bound` over the others' inputs of PBM whose sum wraps,
+    remembered per (mechanism, n, orders): the search runs it for the points that beat its grid,
+    the certificate takes its bound."""
+    key = (mechanism, n, tuple(alphas))
+    if key not in _wrapped_memory:
+        if len(_wrapped_memory) >= _WRAPPED_REMEMBERED:
+            _wrapped_memory.pop(next(iter(_wrapped_memory)))
+        _wrapped_memory[key] = wrapped.branch_and_bound(mechanism, n, alphas, engine, _pair_maximum, found)
+    return _wrapped_memory[key]
+
+
+def _wrapped_text(outcome: wrapped.Outcome) -> str:
+    """How the branch-and-bound ended, for the certificate's text."""
+    how = (f"within {wrapped.TOLERANCE:.2%} of the value found" if outcome.complete else
+           f"stopped {outcome.stop}")
+    boxes = f"{outcome.boxes} box{'es' if outcome.boxes != 1 else ''}"
+    return f"where smaller, a branch-and-bound over boxes of the others' inputs ({boxes}, {how})"
 
 
 def _wraps(mechanism: Mechanism, n: int) -> bool:
@@ -794,8 +828,12 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
         text = []
 
         def relaxed(orders):
-            bound, description = _relaxed_upper(mechanism, n, orders, engine, memo,
-                                                None if found_at is None else np.array([found_at[a] for a in orders]))
+            below = None if found_at is None else np.array([found_at.get(a, -np.inf) for a in orders])
+            bound, description = _relaxed_upper(mechanism, n, orders, engine, memo, below)
+            if _wraps(mechanism, n):
+                outcome = _wrapped_outcome(mechanism, n, orders, engine, below)
+                bound = np.minimum(bound, outcome.upper)
+                description = f"{description}; {_wrapped_text(outcome)}"
             text.append(description)
             return bound
 
