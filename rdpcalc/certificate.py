@@ -259,9 +259,10 @@ def split(pmfs: np.ndarray, exact: Sequence[int], soft: Sequence[int]) -> Split:
 
 def candidate_splits(pmfs: np.ndarray, rankings: Sequence[Sequence[int]], mirror: Sequence[int] | None) -> list[Split]:
     """The exact groups tried, cheapest first: for each ranking of the breakpoints (worst first,
-    e.g. by the value of their homogeneous configuration at one order), the fewest worst
-    breakpoints (with their mirror images) whose complement has a common component of mass at
-    least SOFT_SHARE; and each single breakpoint with its mirror image whose complement has."""
+    e.g. by the value of their homogeneous configuration at one order), the worst breakpoints
+    (with their mirror images) taken one more at a time, each group whose complement has a common
+    component of mass at least SOFT_SHARE; and each single breakpoint with its mirror image whose
+    complement has."""
     found: dict[tuple[int, ...], Split] = {}
     for index in range(len(pmfs)):
         exact = sorted({index, mirror[index]} if mirror is not None else {index})
@@ -284,7 +285,6 @@ def candidate_splits(pmfs: np.ndarray, rankings: Sequence[Sequence[int]], mirror
             candidate = split(pmfs, sorted(exact), soft)
             if candidate.share >= SOFT_SHARE:
                 found.setdefault(candidate.exact, candidate)
-                break
     return sorted(found.values(), key=lambda chosen: len(chosen.exact))
 
 
@@ -619,11 +619,13 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     pending = mirror_classes(problem.pairs, problem.mirror)
     best = {members: np.full(len(alphas), math.inf) for members in pending}
     settled = 0
+    unaffordable = math.inf  # the cheapest split a class still needed that did not fit the work limit
     for chosen in splits:  # class by class: a class within the tolerance needs no costlier split
         cost = chosen.nodes(problem.others) // (2 if problem.mirror is not None else 1) * problem.clients
         still = []
         for members in pending:
             if work + cost > THEOREM_A_WORK:
+                unaffordable = min(unaffordable, cost)
                 still.append(members)
                 continue
             work += cost
@@ -642,4 +644,9 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
         bound = np.maximum(bound, values)
     groups = "; ".join(f"{len(chosen.exact)} exact + {len(chosen.soft)} soft breakpoints, λ = {chosen.share:.4f}"
                        for chosen in splits if chosen.exact in used and chosen.exact) or "every breakpoint soft"
-    return bound, f"Theorem A ({groups}; nodes refined to within {TOLERANCE:.1%} of the value found)"
+    if not pending:
+        return bound, f"Theorem A ({groups}; every node within {TOLERANCE:.1%} of the value found)"
+    why = (f"the next split needs {unaffordable:.2g} node-clients, over the work limit {THEOREM_A_WORK:.2g}"
+           if unaffordable < math.inf else "no candidate split brings them closer")
+    return bound, (f"Theorem A ({groups}; {len(pending)} of {len(best)} client-1 pair classes not within "
+                   f"{TOLERANCE:.1%} of the value found: {why})")

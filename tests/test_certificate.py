@@ -263,3 +263,27 @@ def test_exact_engine_values_lie_in_the_fast_certificate():
                                          rdpcalc.divergence(mech, n=14, alphas=[2, 10], engine="exact", dps=30)):
         assert exact_record["divergence"] <= fast_record["certified_upper"] * (1 + 1e-12)
         assert exact_record["divergence"] == pytest.approx(fast_record["divergence"], rel=1e-11)
+
+
+def test_rqm_at_n_20_reaches_the_tolerance_with_a_larger_exact_group():
+    """RQM (c, 0.42) at n = 20: the four edge breakpoints leave a client-1 pair class 1.9 % above
+    the value found at α = 2; the next exact group (six breakpoints, λ = 0.989) fits the work
+    limit and brings every class within the tolerance, and the text says so."""
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    [record] = rdpcalc.divergence(mech, n=20, alphas=[2])
+    assert record["divergence"] <= record["certified_upper"] <= record["divergence"] * (1 + certificate.TOLERANCE)
+    assert "6 exact + 4 soft breakpoints" in record["certificate"]
+    assert "every node within 0.5% of the value found" in record["certificate"]
+
+
+def test_the_text_says_which_limit_kept_theorem_a_from_the_tolerance(monkeypatch):
+    """With a work limit too small for the edge breakpoints' split, the certificate is wider and
+    its text names the classes left, the split's cost and the limit (never 'within')."""
+    monkeypatch.setattr(certificate, "THEOREM_A_WORK", 200_000)
+    monkeypatch.setattr(certificate, "_memory", {})  # neither reuse nor leave a certificate of the smaller limit
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    [record] = rdpcalc.divergence(mech, n=20, alphas=[2])
+    assert record["certified_upper"] > record["divergence"] * (1 + certificate.TOLERANCE)
+    assert "client-1 pair classes not within 0.5% of the value found: the next split needs" in record["certificate"]
+    assert "over the work limit 2e+05" in record["certificate"]
+    assert "every node within" not in record["certificate"]

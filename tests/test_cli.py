@@ -180,6 +180,21 @@ def test_quantized_gaussian_from_the_cli(capsys):
     assert code == 2 and "--k" in err and err.count("\n") == 1
 
 
+def test_a_bracket_wider_than_one_percent_is_pointed_out_with_its_ratio(capsys):
+    """The quantized Gaussian at n = 10: the note gives certified / found at the widest order,
+    recomputed here from the JSON records; PBM at n = 40 (closed) has no such note."""
+    args = ["divergence", "qgauss", "--sigma", "1", "--clip", "1", "--levels", "16", "--n", "10", "--alpha", "2",
+            "--alpha", "10"]
+    code, out, _ = run(capsys, *args)
+    _, listed, _ = run(capsys, *args, "--json")
+    ratio = max(r["certified_upper"] / r["divergence"] for r in json.loads(listed))
+    assert code == 0 and ratio > 1.01
+    assert f"note: the bracket is wider than 1%: certified / found = {ratio:.4g} at α =" in out
+    code, out, _ = run(capsys, "divergence", "pbm", "--c", "1.5", "--theta", "0.25", "--trials", "16", "--n", "40",
+                       "--alpha", "2")
+    assert code == 0 and "wider than" not in out
+
+
 def test_qmgeo_infinite_worst_case_and_legend_numbers_from_the_cli(capsys):
     code, out, _ = run(capsys, "divergence", "qmgeo", "--R", "8", "--p", "0.5", "--w-max", "1", "--alpha", "inf",
                        "--json")

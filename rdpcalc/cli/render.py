@@ -15,6 +15,8 @@ from ..orders import format_alpha
 
 #: set by ``--quiet``: no progress bars, hints or "wrote …" lines on stderr
 QUIET = {"on": False}
+#: a bracket [found, certified] wider than this (relative) is pointed out under the table
+WIDE_BRACKET = 0.01
 
 @contextmanager
 def progress(description: str):
@@ -117,6 +119,11 @@ def render_divergence(mechanism, records: list[dict]) -> None:
                          "processing); the ±c family is a lower bound of the worst case (--neighbours worst)")
         elif any(not r["certified_upper"] <= r["divergence"] * (1 + 1e-9) for r in records):
             notes.append("the true worst case lies in [found, certified]; account and calibrate use the certified bound")
+            widest = max(records, key=lambda r: r["certified_upper"] / r["divergence"] if r["divergence"] > 0 else math.inf)
+            ratio = widest["certified_upper"] / widest["divergence"] if widest["divergence"] > 0 else math.inf
+            if ratio > 1 + WIDE_BRACKET:
+                notes.append(f"the bracket is wider than {WIDE_BRACKET:.0%}: certified / found = {ratio:.4g} at "
+                             f"α = {alpha_text(widest['alpha'])} (the certificate line above says how it was bounded)")
     notes += [f"α = {alpha_text(r['alpha'])}: +∞ because {r['reason']}" for r in records if "reason" in r][:1]
     print_block(header, table, notes)
 
