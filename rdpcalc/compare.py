@@ -24,7 +24,6 @@ x ∈ {0, c/4, c/2, 3c/4, c} (the mechanisms are symmetric in x).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -210,13 +209,8 @@ def _compare_one(name: str, n: int, bits: int, c: Fraction, target: float, dp_de
     try:
         return _calibrated(design, record, n, bits, c, target, dp_delta, run, advance)
     except ParameterError as error:  # refused for its memory or size: the other mechanisms go on
-        return {**record, "feasible": False, "reason": f"refused: {_option(error.parameter)}: "
-                                                       f"{re.sub(r'`([a-z_]+)`', lambda m: _option(m[1]), error.message)}"}
-
-
-def _option(keyword: str) -> str:
-    """The command-line spelling of an API keyword in a reason: ``max_memory`` → ``--max-memory``."""
-    return "--" + keyword.replace("_", "-")
+        # API keywords in backticks, as every error message: the command line shows them as its options
+        return {**record, "feasible": False, "reason": f"refused: `{error.parameter}`: {error.message}"}
 
 
 def _calibrated(design: Design, record: dict, n: int, bits: int, c: Fraction, target: float, dp_delta: float,

@@ -39,6 +39,9 @@ REFERENCE_SOLVABLE = {
 CALIBRATE_EVALUATIONS = 60
 
 
+#: the numbers of rounds at which :meth:`Run.epsilon_rounds_curve` composes the run again (default)
+ROUNDS_CURVE_POINTS = 12
+
 class AccountedRun:
     """A training run composed once, asked for (ε, δ) at several δ: built by :func:`account_run`
     or :func:`account_reference_run`.
@@ -92,7 +95,7 @@ class AccountedRun:
         return [{"dp_delta": float(d), "epsilon_pld": None if self.pld is None else float(self.pld.get_epsilon(d)),
                  "epsilon_rdp": float(acc.epsilon(self.rdp.curve, d)[0])} for d in dp_deltas]
 
-    def epsilon_rounds_curve(self, *, dp_delta: float, points: int = 12,
+    def epsilon_rounds_curve(self, *, dp_delta: float, points: int = ROUNDS_CURVE_POINTS,
                              progress: Callable[[int, int], None] | None = None) -> list[dict]:
         """ε at δ = ``dp_delta`` after k = 1 … count composed rounds (``points`` values of k,
         spaced geometrically), by each method computed; ``progress(done, total)`` after each k."""

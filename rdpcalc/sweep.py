@@ -312,7 +312,7 @@ def check_point(point: Point, places: dict[str, str], where: str) -> None:
             what = point.command + (f" or {point.mechanism}" if point.mechanism else "")
             raise refuse(key, f"is not a parameter of {what} (parameters: {', '.join(sorted(allowed))})")
     for key, value in point.params.items():
-        expected = _keyword_types(point.command, point.mechanism).get(key)
+        expected = _keyword_types(point.command).get(key)
         if expected is not None and not _has_type(value, expected):
             raise refuse(key, f"must be {_TYPE_TEXT[expected]}, got {_shown(value)}")
     if point.command == "compare":
@@ -331,26 +331,36 @@ def _mechanism_keys(point: Point) -> set[str]:
     return {param.name for param in MECHANISMS[point.mechanism].PARAMS}
 
 
+def _api_functions(command: str) -> tuple:
+    """The API functions whose keyword-only parameters a command's point may set."""
+    from . import bounds, compare, queries, runs
+
+    return {"account": (runs.account, runs.account_run), "calibrate": (runs.calibrate, runs.account, runs.account_run),
+            "bound": (bounds.bound,), "divergence": (queries.divergence,), "pmf": (queries.pmf,),
+            "moments": (queries.moments,), "compare": (compare.compare,)}[command]
+
+
+def _keyword_parameters(command: str):
+    """(name, parameter) of every keyword-only parameter of the command's API functions (but
+    ``progress``)."""
+    for function in _api_functions(command):
+        for name, parameter in inspect.signature(function).parameters.items():
+            if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress":
+                yield name, parameter
+
+
 @functools.cache
 def _keywords(command: str, mechanism: str | None) -> frozenset[str]:
     """The keywords a command's API function takes besides the mechanism's parameters (read
     once per command and mechanism: a spec may expand to a million points)."""
-    from . import bounds, compare, queries, runs
     from .mechanisms import MECHANISMS
 
-    def names(function) -> set[str]:
-        return {name for name, parameter in inspect.signature(function).parameters.items()
-                if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress"}
-
-    if command == "account":
-        return frozenset(names(runs.account) | names(runs.account_run))
+    names = {name for name, _ in _keyword_parameters(command)}
     if command == "calibrate":
-        return frozenset((names(runs.calibrate) - {"params"}) | names(runs.account) | names(runs.account_run))
+        names.discard("params")
     if command == "bound":
-        return frozenset(names(bounds.bound) | {param.name for param in MECHANISMS[mechanism].BOUND_PARAMS})
-    function = {"divergence": queries.divergence, "pmf": queries.pmf, "moments": queries.moments,
-                "compare": compare.compare}[command]
-    return frozenset(names(function))
+        names |= {param.name for param in MECHANISMS[mechanism].BOUND_PARAMS}
+    return frozenset(names)
 
 
 #: what a keyword annotated with these types takes, in words
@@ -358,21 +368,15 @@ _TYPE_TEXT = {"int": "an integer", "float": "a number", "str": "a string"}
 
 
 @functools.cache
-def _keyword_types(command: str, mechanism: str | None) -> dict[str, str]:
+def _keyword_types(command: str) -> dict[str, str]:
     """The command's keywords annotated ``int``, ``float`` or ``str`` (optionally ``| None``),
     by name: their values are checked before anything runs (the others, such as ``alphas`` or
     ``x``, take several forms and are checked by the API)."""
-    from . import bounds, compare, queries, runs
-
-    functions = {"account": (runs.account, runs.account_run), "calibrate": (runs.calibrate, runs.account, runs.account_run),
-                 "bound": (bounds.bound,), "divergence": (queries.divergence,), "pmf": (queries.pmf,),
-                 "moments": (queries.moments,), "compare": (compare.compare,)}[command]
     types = {}
-    for function in functions:
-        for name, parameter in inspect.signature(function).parameters.items():
-            annotation = str(parameter.annotation).removesuffix(" | None")
-            if parameter.kind == inspect.Parameter.KEYWORD_ONLY and annotation in _TYPE_TEXT:
-                types[name] = annotation
+    for name, parameter in _keyword_parameters(command):
+        annotation = str(parameter.annotation).removesuffix(" | None")
+        if annotation in _TYPE_TEXT:
+            types[name] = annotation
     return types
 
 

@@ -71,10 +71,18 @@ def test_compare_meets_the_target_and_agrees_with_account(name):
         assert rdpcalc.account(replace(less_private, bits=None), n=n)["epsilon"] > target * 0.98
 
 
-def test_a_refusal_names_command_line_options_not_api_keywords():
+def test_a_refusal_names_api_keywords_and_the_command_line_its_options(capsys):
+    """The record (the API's) names the keywords in backticks, as every error message; the
+    command line's table note spells them as its options."""
     from rdpcalc import resources
+    from rdpcalc.cli import main
 
     with resources.budget_of(2**20):
         (record,) = compare(n=40, bits=8, dp_epsilon=1, mechanisms=("pbm",))
-    assert not record["feasible"] and record["reason"].startswith("refused: --n: ")
-    assert "--max-memory" in record["reason"] and "`" not in record["reason"] and "max_memory" not in record["reason"]
+    assert not record["feasible"] and record["reason"].startswith("refused: `n`: ")
+    assert "`max_memory`" in record["reason"]
+    code = main(["compare", "--n", "40", "--bits", "8", "--dp-epsilon", "1", "--mechanisms", "pbm", "--max-memory",
+                 "1MiB"])
+    out = capsys.readouterr().out
+    assert code == 0 and "pbm: refused: --n: " in out and "--max-memory" in out
+    assert "`" not in out and "max_memory" not in out

@@ -138,20 +138,22 @@ def _stdout_failure(error: OSError) -> int:
 
 
 def _error_line(text: str) -> None:
-    if sys.stderr is None:  # closed: print(file=None) would write to standard output
-        return
-    try:
-        print(f"rdpcalc: error: {text}", file=sys.stderr)
-    except (OSError, ValueError):
-        pass
+    """One line on standard error (a :class:`_DroppingStream` inside :func:`main`)."""
+    print(f"rdpcalc: error: {text}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or environment, 1 a bug in
-    rdpcalc, 130 interrupted, 128 + signal number for SIGTERM/SIGHUP)."""
+    rdpcalc, 130 interrupted, 128 + signal number for SIGTERM/SIGHUP). Standard error is
+    tolerant throughout, the error lines included (:func:`_tolerant_stderr`)."""
+    with _tolerant_stderr():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     QUIET["on"] = False
     try:
-        with _terminating_signals(), resources.restored(), _tolerant_stderr():
+        with _terminating_signals(), resources.restored():
             _prepare_streams()
             result = _invoke(sys.argv[1:] if argv is None else list(argv))
             sys.stdout.flush()
@@ -252,10 +254,5 @@ def _is_stdout_error(error: OSError) -> bool:
 
 
 def _internal_error(error: BaseException) -> int:
-    if sys.stderr is None:
-        return 1
-    try:
-        print(f"rdpcalc: internal error: {type(error).__name__}: {error} (please report this)", file=sys.stderr)
-    except (OSError, ValueError):
-        pass
+    print(f"rdpcalc: internal error: {type(error).__name__}: {error} (please report this)", file=sys.stderr)
     return 1

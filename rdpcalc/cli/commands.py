@@ -429,9 +429,11 @@ def _short(value: float) -> str:
 
 def _note_long_plot(run) -> None:
     """Before --plot's curves: a note when the run is long, since ε against rounds composes it again."""
+    from ..runs import ROUNDS_CURVE_POINTS
+
     if run.count >= LONG_RUN_ROUNDS:
-        hint(f"--plot: the curve of ε against rounds composes the run again at up to 12 numbers of rounds (up to "
-             f"{run.count:,}), each about as long as the composition just done")
+        hint(f"--plot: the curve of ε against rounds composes the run again at up to {ROUNDS_CURVE_POINTS} numbers of "
+             f"rounds (up to {run.count:,}), each about as long as the composition just done")
 
 
 def _check_account_outputs(values: dict) -> None:

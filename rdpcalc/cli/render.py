@@ -373,6 +373,8 @@ def curve_rows(records: list[dict], curves: dict | None) -> list[dict]:
 def render_compare(records: list[dict]) -> None:
     from rich.table import Table
 
+    from .options import with_options  # options reads this module's QUIET
+
     first = records[0]
     table = Table()
     for column, justify in (("mechanism", "left"), ("solved", "left"), ("value", "right"), ("ε reached", "right"),
@@ -383,7 +385,7 @@ def render_compare(records: list[dict]) -> None:
     for r in records:
         if not r["feasible"]:
             table.add_row(r["mechanism"], r["solved"], "—", "—", "—", "—", "—", "—")
-            notes.append(f"{r['mechanism']}: {r['reason']}")
+            notes.append(f"{r['mechanism']}: {with_options(r['reason'])}")
             continue
         table.add_row(r["mechanism"], r["solved"], number(r["value"]), number(r["epsilon"]), number(r["mse"]),
                       number(r["mse_at"]), number(r["wrap_probability"]), str(r["outputs"]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import MISSING, dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -521,6 +522,21 @@ def example_instance(cls: type[Mechanism]) -> Mechanism:
         raise ValueError(f"{cls.__name__}.EXAMPLE: {error}") from None
 
 
+def check_probabilities(mechanism: Mechanism, probabilities: Sequence, tolerance, where: str) -> None:
+    """:class:`SelfCheckFailed` naming the mechanism and ``where`` unless ``probabilities`` (mpmath
+    numbers) are ``support_size`` values, each finite and ≥ 0, summing to 1 within ``tolerance``
+    (less at most :meth:`~Mechanism.tail_mass_bound`, for a windowed pmf)."""
+    if len(probabilities) != mechanism.support_size:
+        raise SelfCheckFailed(mechanism.name, f"{where} has {len(probabilities)} probabilities, but support_size is "
+                                              f"{mechanism.support_size}")
+    if not all(mpmath.isfinite(p) and p >= 0 for p in probabilities):
+        raise SelfCheckFailed(mechanism.name, f"{where} has a negative, infinite or NaN probability")
+    total = mpmath.fsum(probabilities)
+    missing = mpmath.mpf(mechanism.tail_mass_bound())
+    if not 1 - missing - tolerance <= total <= 1 + tolerance:
+        raise SelfCheckFailed(mechanism.name, f"{where} sums to {mpmath.nstr(total, 12)}, not 1")
+
+
 def check_example_pmfs(cls: type[Mechanism]) -> None:
     """The pmf of :func:`example_instance` at (up to :data:`CHECKED_BREAKPOINTS` of) its
     breakpoints, at 30 digits: ``support_size`` probabilities, each finite and ≥ 0, summing to 1
@@ -530,18 +546,10 @@ def check_example_pmfs(cls: type[Mechanism]) -> None:
     points = list(mechanism.breakpoints())
     step = max(1, len(points) // CHECKED_BREAKPOINTS)
     with mpmath.workdps(30):
-        missing = mpmath.mpf(mechanism.tail_mass_bound())
         for x in points[::step]:
             where = f"the pmf of its EXAMPLE at x = {float(x):g}"
             try:
                 probabilities = [mpmath.mpf(p) for p in mechanism.pmf(Fraction(x))]
             except (TypeError, ValueError, ArithmeticError) as error:
                 raise SelfCheckFailed(cls.name, f"{where} fails: {type(error).__name__}: {error}") from None
-            if len(probabilities) != mechanism.support_size:
-                raise SelfCheckFailed(cls.name, f"{where} has {len(probabilities)} probabilities, but support_size is "
-                                                f"{mechanism.support_size}")
-            if not all(mpmath.isfinite(p) and p >= 0 for p in probabilities):
-                raise SelfCheckFailed(cls.name, f"{where} has a negative, infinite or NaN probability")
-            total = mpmath.fsum(probabilities)
-            if not 1 - missing - mpmath.mpf("1e-20") <= total <= 1 + mpmath.mpf("1e-20"):
-                raise SelfCheckFailed(cls.name, f"{where} sums to {mpmath.nstr(total, 12)}, not 1")
+            check_probabilities(mechanism, probabilities, mpmath.mpf("1e-20"), where)

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import ParameterError, SelfCheckFailed
 from ..mechanisms import Mechanism, log_pmf
-from ..mechanisms.base import check_log_range
+from ..mechanisms.base import check_log_range, check_probabilities
 from . import exact, fast, levels
 
 ENGINES = ("fast", "exact")
@@ -155,13 +155,7 @@ class ExactEngine:
     def client(self, mechanism: Mechanism, x: Fraction) -> list:
         with mpmath.workdps(self.dps + 5):
             probabilities = mechanism.pmf(x)
-            total = mpmath.fsum(probabilities)
-            missing = mpmath.mpf(mechanism.tail_mass_bound())  # a windowed pmf (rounded.py) may miss this much
-            if any(p < 0 or mpmath.isnan(p) for p in probabilities) or not (
-                    1 - missing - mpmath.mpf(10) ** (-self.dps) <= total <= 1 + mpmath.mpf(10) ** (-self.dps)):
-                raise SelfCheckFailed(mechanism.name, f"the pmf at x = {float(x):g} sums to "
-                                                      f"{mpmath.nstr(total, 12)}, not 1 (or has a negative or NaN "
-                                                      "probability)")
+            check_probabilities(mechanism, probabilities, mpmath.mpf(10) ** (-self.dps), f"the pmf at x = {float(x):g}")
             smallest = min(p for p in probabilities if p > 0)
             check_log_range(mechanism, x, mpmath.log(smallest), self.log_limit, "the exact engine")
             return exact.from_mpmath(probabilities)
