@@ -646,7 +646,8 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
                        for chosen in splits if chosen.exact in used and chosen.exact) or "every breakpoint soft"
     if not pending:
         return bound, f"Theorem A ({groups}; every node within {TOLERANCE:.1%} of the value found)"
-    why = (f"the next split needs {unaffordable:.2g} node-clients, over the work limit {THEOREM_A_WORK:.2g}"
+    why = (f"the next split needs {unaffordable:.2g} node-clients, more than the work limit {THEOREM_A_WORK:.2g} "
+           "leaves"
            if unaffordable < math.inf else "no candidate split brings them closer")
     return bound, (f"Theorem A ({groups}; {len(pending)} of {len(best)} client-1 pair classes not within "
                    f"{TOLERANCE:.1%} of the value found: {why})")

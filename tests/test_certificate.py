@@ -285,5 +285,5 @@ def test_the_text_says_which_limit_kept_theorem_a_from_the_tolerance(monkeypatch
     [record] = rdpcalc.divergence(mech, n=20, alphas=[2])
     assert record["certified_upper"] > record["divergence"] * (1 + certificate.TOLERANCE)
     assert "client-1 pair classes not within 0.5% of the value found: the next split needs" in record["certificate"]
-    assert "over the work limit 2e+05" in record["certificate"]
+    assert "more than the work limit 2e+05 leaves" in record["certificate"]
     assert "every node within" not in record["certificate"]
