@@ -242,6 +242,25 @@ def account(mechanism: Mechanism, *, dp_delta: float = 1e-5, dp_epsilon: float |
     return account_run(mechanism, **run).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
 
 
+def participation_bound(rounds: int, rate: float, probability: float) -> int:
+    """The smallest K with P(Bin(rounds, rate) > K) ≤ ``probability``: a client sampled in each
+    round independently at ``rate`` takes part in more than K rounds with at most that
+    probability. Where the observer knows the sample, accounting K rounds gives every client
+    (ε, δ + probability) [derived]: the sample does not depend on the data, so for any event E,
+    P(E; D) ≤ Σ over samples with at most K rounds of P(s)·(e^ε P(E | s; D′) + δ) + P(more than
+    K) — fewer rounds are never worse than K (data processing)."""
+    from scipy.stats import binom
+
+    if not 0 < probability < 1:
+        raise ParameterError("probability", f"must be in (0, 1), got {probability!r}")
+    bound = int(binom.isf(probability, rounds, rate))
+    while bound > 0 and binom.sf(bound - 1, rounds, rate) <= probability:  # isf is approximate near the boundary
+        bound -= 1
+    while binom.sf(bound, rounds, rate) > probability:
+        bound += 1
+    return bound
+
+
 def _participation(participation, rounds: int, observer: str, rate: float) -> int:
     """The rounds a client's ε composes over: all of them where the sample is hidden (the
     amplified curve accounts for the sampling); where it is known, the rounds the client takes

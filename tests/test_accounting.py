@@ -387,3 +387,34 @@ def test_every_accounting_record_carries_the_sentence_to_quote_and_the_output_en
                  "--dp-delta", "1e-5", "--dp-delta", "1e-8", "--dp-epsilon", "3"]) == 0
     last = capsys.readouterr().out.rstrip("\n").split("\n")[-2:]
     assert [line.split(" = (")[0] for line in last] == ["note: report: (ε, δ)"] * 2 and "1e-08)" in last[1]
+
+
+@pytest.mark.parametrize("rounds,rate,probability", [(2000, 40 / 3400, 1e-6), (100, 0.1, 1e-3), (10, 0.5, 0.2),
+                                                     (50, 0.02, 0.5)])
+def test_participation_bound_is_the_smallest_k_of_the_binomial_tail(rounds, rate, probability):
+    """P(Bin(R, r) > K) ≤ p < P(Bin(R, r) > K − 1), the tails summed here term by term at 50 digits."""
+    def tail(k):  # P(X > k)
+        with mpmath.workdps(50):
+            r = mpmath.mpf(rate)
+            return float(mpmath.fsum(mpmath.binomial(rounds, i) * r**i * (1 - r) ** (rounds - i)
+                                     for i in range(k + 1, rounds + 1)))
+
+    bound = runs.participation_bound(rounds, rate, probability)
+    assert tail(bound) <= probability * (1 + 1e-9)
+    assert bound == 0 or tail(bound - 1) > probability * (1 - 1e-9)
+
+
+def test_default_participation_is_noted_with_the_bound_for_a_tenth_of_delta(capsys):
+    """A server run sampling 10 of 100 clients without --participation: the note gives the mean and
+    the K of participation_bound at δ/10 (the smallest δ asked); with --participation, or for
+    the release observer, no note."""
+    base = ["account", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4", "--n", "10", "--clients", "100",
+            "--rounds", "50", "--dp-delta", "1e-4", "--dp-delta", "1e-6"]
+    assert main(base) == 0
+    err = capsys.readouterr().err
+    bound = runs.participation_bound(50, 0.1, 1e-7)
+    assert f"takes part in 5 rounds on average and in more than {bound} with probability at most 1e-07" in err
+    assert f"--participation {bound} gives (ε, δ + 1e-07) for every client" in err
+    for extra in (["--participation", "7"], ["--observer", "release"]):
+        assert main([*base, *extra]) == 0
+        assert "on average" not in capsys.readouterr().err

@@ -386,6 +386,24 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
 DP_DELTA_LOOKALIKE = 1e-3
 
 
+def _note_default_participation(values: dict, record: dict, dp_delta: float) -> None:
+    """Where the observer knows a sample of n of the clients and --participation is not given,
+    a note: the default accounts every round (the guarantee whoever is sampled), while a client
+    takes part in far fewer; the K exceeded with probability at most δ/10
+    (:func:`rdpcalc.runs.participation_bound`) and what --participation K then guarantees."""
+    from ..runs import participation_bound
+
+    rate = record["n"] / record["clients"] if record.get("clients") else 1.0
+    if values.get("participation") is not None or record["observer"] == "release" or rate >= 1:
+        return
+    rounds, tail = record["rounds"], dp_delta / 10
+    bound = participation_bound(rounds, rate, tail)
+    hint(f"ε is over all {rounds} rounds (--participation's default: every client, whoever is sampled); sampled at "
+         f"rate {rate:.4g}, a client takes part in {rounds * rate:.4g} rounds on average and in more than {bound} with "
+         f"probability at most {tail:.2g}: --participation {bound} gives (ε, δ + {tail:.2g}) for every client "
+         "(README: Which ε to report)")
+
+
 def _note_delta_spelling(cls: type[Mechanism], values: dict) -> None:
     """A note where a mechanism's own --delta (RQM's range extension Δ) is given a value that
     looks like the δ of (ε, δ), which is --dp-delta."""
@@ -464,6 +482,7 @@ def account_command(cls: type[Mechanism]):
         with render.progress("accounting") as progress:
             accounted = account_run(mechanism, progress=progress, **values)
         records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
+        _note_default_participation(values, records[0], min(deltas))
         _emit_account(accounted, records, form, csv_path, plot_path, curves_path)
 
     params = _example_parameters(cls)
