@@ -59,7 +59,7 @@ dropped by the staircase.
 most the value found at every order cannot attain the maximum (F2) and is left out. Each
 mirror class of the other pairs is bounded by the cheapest split first (every breakpoint soft,
 then exact groups of increasing size, :func:`candidate_splits`), keeping the first that is
-within TOLERANCE of the value found at every order (the smallest bound kept either way);
+within TOLERANCE (``certify_within``) of the value found at every order (the smallest bound kept either way);
 within a split, each node takes the cheapest staircase of :data:`PLANS` that meets that
 target. The certificate is the largest bound over the nodes and pairs, and never below the
 value found. For a mirror-symmetric mechanism (D(x, x′, M) = D(−x, −x′, −M)) only one of each
@@ -91,7 +91,10 @@ import numpy as np
 from .numerics import trees
 
 #: Theorem A's nodes are refined until they are within this relative distance of the value found
+#: (by default: ``certify_within`` of the search sets another)
 TOLERANCE = 0.005
+#: the largest ``certify_within`` accepted
+MAX_TOLERANCE = 0.5
 #: Theorem A runs at orders up to this; beyond it D_∞'s certificate caps the curve (D_α ≤ D_∞)
 LARGEST_ORDER = 64.0
 #: the soft group is the breakpoints below the worst ones whose common component has at least
@@ -458,7 +461,8 @@ def theorem_a(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS,
 PLANS_WITHOUT_RESIDUALS = ((0, 0, 4), (0, 0, 16), (0, 0, 64))
 
 
-def continuum(pmfs: np.ndarray, clients: int, alphas: Sequence[float], found: np.ndarray) -> tuple[np.ndarray, str]:
+def continuum(pmfs: np.ndarray, clients: int, alphas: Sequence[float], found: np.ndarray,
+              tolerance: float = TOLERANCE) -> tuple[np.ndarray, str]:
     """Theorem A for a mechanism whose others range over a continuum [−b, b] on which every
     output's probability is unimodal in the input (``pmfs``: the rows at −b and b; client 1's
     pair (−b, b) in both directions — where the mechanism's own argument puts it). Then
@@ -474,7 +478,7 @@ def continuum(pmfs: np.ndarray, clients: int, alphas: Sequence[float], found: np
     chosen = Split((0, 1), (), share, component, np.zeros((0, pmfs.shape[1])))
     problem = Problem(pmfs, ((0, 1),), tuple(alphas), (1, 0), clients)
     ends = chosen.nodes(problem.others) // 2 * clients <= THEOREM_A_WORK
-    bound = theorem_a(problem, chosen, np.asarray(found) * (1 + TOLERANCE), PLANS_WITHOUT_RESIDUALS,
+    bound = theorem_a(problem, chosen, np.asarray(found) * (1 + tolerance), PLANS_WITHOUT_RESIDUALS,
                       None if ends else [problem.others])
     groups = "every other client at ±b exact, the rest" if ends else "every other client"
     return bound, (f"Theorem A over the input interval: {groups} through the interval's common component "
@@ -504,27 +508,29 @@ _memory: dict = {}
 
 
 def certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],
-            found: np.ndarray | None, budget: int, progress: Callable[[float], None] | None = None) -> Certificate:
+            found: np.ndarray | None, budget: int, progress: Callable[[float], None] | None = None,
+            tolerance: float = TOLERANCE) -> Certificate:
     """:func:`_certify`, remembered for the last _REMEMBERED distinct questions (the same pmfs,
     clients, orders, values found and budget give the same certificate). ``progress(fraction)``
     is told, as Theorem A settles the client-1 pairs, the fraction of them settled."""
     key = (pmfs.tobytes(), pmfs.shape, None if mirror is None else tuple(mirror), clients, tuple(alphas),
-           None if found is None else np.asarray(found, dtype=float).tobytes(), budget)
+           None if found is None else np.asarray(found, dtype=float).tobytes(), budget, tolerance)
     if key not in _memory:
         if len(_memory) >= _REMEMBERED:
             _memory.pop(next(iter(_memory)))
-        _memory[key] = _certify(pmfs, mirror, clients, alphas, found, budget, progress)
+        _memory[key] = _certify(pmfs, mirror, clients, alphas, found, budget, progress, tolerance)
     return _memory[key]
 
 
 def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],
-             found: np.ndarray | None, budget: int, progress: Callable[[float], None] | None = None) -> Certificate:
+             found: np.ndarray | None, budget: int, progress: Callable[[float], None] | None = None,
+             tolerance: float = TOLERANCE) -> Certificate:
     """The tightest of this module's bounds on W_n(α), per order: exhaustive when the others'
     multisets number at most ``budget``; otherwise Theorem B at ∞ (n′ − 1 the most others whose
     multisets fit ``budget``), which caps every order, and Theorem A at the finite orders up to
     LARGEST_ORDER whose F_α stays within float64 (OVERFLOW_EXPONENT; the others get Theorem B's
     cap, computed for them even where ∞ is not asked), each mirror class of pairs with the cheapest split that brings it within
-    TOLERANCE of ``found`` (values attained, per order: the search's) while the nodes fit
+    ``tolerance`` of ``found`` (values attained, per order: the search's) while the nodes fit
     THEOREM_A_WORK. Pairs whose one-client value is at most the value found at every order are
     left out (data processing)."""
     alphas = list(alphas)
@@ -544,7 +550,7 @@ def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alpha
     finite = [index for index, alpha in enumerate(alphas) if alpha <= LARGEST_ORDER and (
         alpha == 1 or math.isinf(largest_log_ratio) or (alpha - 1) * largest_log_ratio < OVERFLOW_EXPONENT)]
     if finite:
-        bound, text = _theorem_a_all(problem, [alphas[i] for i in finite], found[finite], progress)
+        bound, text = _theorem_a_all(problem, [alphas[i] for i in finite], found[finite], progress, tolerance)
         upper[finite] = np.minimum(upper[finite], bound)
         texts.append(text)
     capped = [index for index in range(len(alphas)) if index not in finite]
@@ -601,7 +607,7 @@ def theorem_b(problem: Problem, found: float, budget: int) -> tuple[float, str]:
 
 
 def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
-                   progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, str]:
+                   progress: Callable[[float], None] | None = None, tolerance: float = TOLERANCE) -> tuple[np.ndarray, str]:
     """Theorem A at the finite orders ``alphas``: per mirror class of pairs, the candidate splits
     (from the homogeneous configurations' ranking at each order) cheapest first until one is
     within TOLERANCE of ``found``, as long as the nodes fit THEOREM_A_WORK; +inf where some
@@ -612,7 +618,8 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     rankings = {tuple(int(i) for i in np.argsort(-values[:, order], kind="stable")) for order in range(len(alphas))}
     everything_soft = split(problem.pmfs, (), range(len(problem.pmfs)))
     splits = [everything_soft, *candidate_splits(problem.pmfs, sorted(rankings), problem.mirror)]
-    targets = found * (1 + TOLERANCE)
+    targets = found * (1 + tolerance)
+    settled_below = targets + sub.margins()  # a class is settled when its bound, margins included, is at most this
     work = 0
     bound = np.full(len(alphas), -np.inf)
     used: set[tuple[int, ...]] = set()
@@ -632,7 +639,7 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
             used.add(chosen.exact)
             values = theorem_a(sub.with_pairs(members), chosen, targets, PLANS if chosen.exact else PLANS_WITHOUT_RESIDUALS)
             best[members] = np.minimum(best[members], values)
-            if not np.all(best[members] <= targets):
+            if not np.all(best[members] <= settled_below):
                 still.append(members)
             elif progress is not None:
                 settled += 1
@@ -645,9 +652,17 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     groups = "; ".join(f"{len(chosen.exact)} exact + {len(chosen.soft)} soft breakpoints, λ = {chosen.share:.4f}"
                        for chosen in splits if chosen.exact in used and chosen.exact) or "every breakpoint soft"
     if not pending:
-        return bound, f"Theorem A ({groups}; every node within {TOLERANCE:.1%} of the value found)"
+        return bound, f"Theorem A ({groups}; every node {within_text(tolerance)})"
     why = (f"the next split needs {unaffordable:.2g} node-clients, more than the work limit {THEOREM_A_WORK:.2g} "
            "leaves"
            if unaffordable < math.inf else "no candidate split brings them closer")
-    return bound, (f"Theorem A ({groups}; {len(pending)} of {len(best)} client-1 pair classes not within "
-                   f"{TOLERANCE:.1%} of the value found: {why})")
+    return bound, (f"Theorem A ({groups}; {len(pending)} of {len(best)} client-1 pair classes not "
+                   f"{within_text(tolerance)}: {why})")
+
+
+def within_text(tolerance: float) -> str:
+    """How close Theorem A's nodes are asked to be, in words."""
+    if tolerance == 0:
+        return "at most the value found (up to rounding)"
+    return f"within {tolerance:.2g} of the value found (relative)" if tolerance < 0.001 else \
+        f"within {tolerance:.1%} of the value found"

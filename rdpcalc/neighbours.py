@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import resources, worstcase
+from . import certificate, resources, worstcase
 from .errors import ParameterError
 from .exactnum import fmt
 from .mechanisms import Mechanism
@@ -58,6 +58,7 @@ class Neighbours:
     description: str
     seed: int | None = None
     budget: int = worstcase.EXHAUSTIVE_BUDGET
+    certify_within: float = certificate.TOLERANCE
 
     @property
     def count(self) -> int:
@@ -92,6 +93,7 @@ def choose_neighbours(
     inputs: Sequence | None = None,
     inputs_text: str = "",
     budget: int = worstcase.EXHAUSTIVE_BUDGET,
+    certify_within: float = certificate.TOLERANCE,
 ) -> Neighbours:
     """Resolve the protocol options into the candidate configurations.
 
@@ -116,6 +118,10 @@ def choose_neighbours(
             raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= worstcase.MAX_BUDGET:
         raise ParameterError("budget", f"must be an integer in [1, {worstcase.MAX_BUDGET}], got {budget!r}")
+    if isinstance(certify_within, bool) or not isinstance(certify_within, int | float) or \
+            not 0 <= certify_within <= certificate.MAX_TOLERANCE:
+        raise ParameterError("certify_within", f"must be a number in [0, {certificate.MAX_TOLERANCE}], got "
+                                               f"{certify_within!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", f"must be an integer ≥ 0, got {seed!r}")
     searched = protocol == "worst" and n > 1 and k is None and x is None and inputs is None
@@ -144,7 +150,8 @@ def choose_neighbours(
         others = (f"anywhere in [−{sym}, {sym}]" if mechanism.OTHERS_FAMILY == "relaxed" else
                   "over multisets of them")
         return Neighbours("worst", (), (), f"worst: client 1 over all ordered pairs of the {len(points)} breakpoints, the "
-                                           f"other {n - 1} {others}{_premise(mechanism)}", budget=budget)
+                                           f"other {n - 1} {others}{_premise(mechanism)}", budget=budget,
+                          certify_within=certify_within)
 
     if x is not None:
         pair = (mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime"))
@@ -292,7 +299,8 @@ def divergences(
     bound.
     """
     if neighbours.protocol == "worst" and n > 1:
-        found = worstcase.search(mechanism, n, alphas, engine, neighbours.budget, progress, memo)
+        found = worstcase.search(mechanism, n, alphas, engine, neighbours.budget, progress, memo,
+                                 neighbours.certify_within)
         return [DivergencePoint(alpha, value, precise, configuration, upper, found.search, found.certificate)
                 for alpha, value, precise, configuration, upper
                 in zip(alphas, found.values, found.precise, found.attained, found.upper, strict=True)]

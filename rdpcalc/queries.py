@@ -20,6 +20,7 @@ from fractions import Fraction
 import mpmath
 
 from . import resources, tails
+from .certificate import TOLERANCE as CERTIFY_WITHIN
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
@@ -67,6 +68,7 @@ def divergence(
     grid: int | None = None,
     margin=None,
     budget: int = EXHAUSTIVE_BUDGET,
+    certify_within: float = CERTIFY_WITHIN,
     engine: str = "fast",
     dps: int = 50,
     progress: Callable[[int, int], None] | None = None,
@@ -90,6 +92,10 @@ def divergence(
             instead of the breakpoints. ``margin``: one client only, mechanisms whose pmf jumps at
             its levels (QMGeo): the inputs kept ``margin``·Δ away from the levels.
         budget: the multisets of others the worst-case search enumerates exhaustively.
+        certify_within: ``worst`` with n > 1: the certificate's Theorem A refines each node
+            until it is within this relative distance of the value found, in [0, 0.5] (0: until
+            it is at most the value found, or its staircases run out; slower, and where every
+            node gets there the bracket closes).
         engine: ``fast`` (float64, log domain) or ``exact`` (MPFR at ``dps`` digits).
         progress: called as ``progress(done, total)`` as the computation advances.
 
@@ -102,7 +108,8 @@ def divergence(
     check_distribution(mechanism)
     orders = collect_alphas(order_texts(alphas), alpha_ranges)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
-    chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget)
+    chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget,
+                               certify_within)
     engine_obj = make_engine(engine, dps, clients=n, modulus=mechanism.modulus)  # after choose_neighbours checked n
     require_costs(peak_costs(mechanism, n, len(orders), chosen, engine_obj, inputs_text.split(":")[0] or None))
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)

@@ -543,10 +543,13 @@ def _mean_gain(candidates: np.ndarray, current: np.ndarray) -> np.ndarray:
 
 
 def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget: int = EXHAUSTIVE_BUDGET,
-           progress: Callable[[int, int], None] | None = None, memo: dict | None = None) -> SearchResult:
+           progress: Callable[[int, int], None] | None = None, memo: dict | None = None,
+           certify_within: float = certificate.TOLERANCE) -> SearchResult:
     """W_n(α) for each order: the largest value found, its configuration, and a certified upper
     bound (see the module docstring). ``memo``: a dict shared by the calls of a sweep over n
-    (same mechanism, engine and orders), which reuse what the previous n found."""
+    (same mechanism, engine and orders), which reuse what the previous n found.
+    ``certify_within``: Theorem A refines each node until it is within this relative distance
+    of the value found (0: until it is at most the value found, or its staircases run out)."""
     if n < 2:
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
@@ -629,7 +632,7 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         bound, text = _sweep_certificate(memo, mechanism, n, alphas, lambda: _certificate(
             mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values,
             [c for c in dict.fromkeys(best.attained) if c is not None],
-            lambda fraction: stages.report("certificate", round(fraction * certifying))))
+            lambda fraction: stages.report("certificate", round(fraction * certifying)), certify_within))
         upper = np.maximum(bound, best.values)
     stages.report("certificate", certifying)
     return SearchResult([float(v) for v in best.values], best.precise, best.attained,
@@ -815,7 +818,8 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
 
 def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
                  found=None, attained: Sequence[Configuration] = (),
-                 progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, str]:
+                 progress: Callable[[float], None] | None = None,
+                 tolerance: float = certificate.TOLERANCE) -> tuple[np.ndarray, str]:
     """The bound of the module docstring for a search that is not exhaustive, and its text
     (``mixture``: a :class:`_MixtureBound` already built; ``memo`` as in :func:`search`;
     ``found``: the values the search found, when it ran, ``attained`` the configurations that
@@ -856,7 +860,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
     if family != "affine":
         def interval(orders):
-            bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, targets(orders))
+            bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, targets(orders), tolerance)
             texts.append(text)
             return bound
 
@@ -873,7 +877,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
     def tight(orders):
         result = certificate.certify(_linear_pmfs(engine, clients), _mirror_map(mechanism), n, orders,
-                                     targets(orders), budget, progress)
+                                     targets(orders), budget, progress, tolerance)
         texts.append(result.text)
         return result.upper
 

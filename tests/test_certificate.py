@@ -287,3 +287,21 @@ def test_the_text_says_which_limit_kept_theorem_a_from_the_tolerance(monkeypatch
     assert "client-1 pair classes not within 0.5% of the value found: the next split needs" in record["certificate"]
     assert "more than the work limit 2e+05 leaves" in record["certificate"]
     assert "every node within" not in record["certificate"]
+
+
+def test_certify_within_zero_closes_the_bracket_at_n_20():
+    """RQM (c, 0.42) at n = 20 with ``certify_within`` 0: every node of Theorem A is refined until
+    it is at most the value found, and the certified bound meets the value found (up to the
+    rounding margin) at α = 2 and 10: the configuration found is the worst case."""
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    records = rdpcalc.divergence(mech, n=20, alphas=[2, 10], certify_within=0)
+    for record in records:
+        assert record["divergence"] <= record["certified_upper"] <= record["divergence"] * (1 + 1e-12)
+    assert "every node at most the value found (up to rounding)" in records[0]["certificate"]
+
+
+@pytest.mark.parametrize("value", [-0.1, 0.6, float("nan"), "0.1", True])
+def test_certify_within_is_checked(value):
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    with pytest.raises(rdpcalc.ParameterError, match=r"^certify_within: must be a number in \[0, 0.5\]"):
+        rdpcalc.divergence(mech, n=20, alphas=[2], certify_within=value)

@@ -160,6 +160,7 @@ def _others_option(cls: type[Mechanism]) -> Opt:
 
 
 def divergence_command(cls: type[Mechanism]):
+    from ..certificate import TOLERANCE as CERTIFY_WITHIN
     from ..neighbours import PROTOCOLS
     from ..worstcase import EXHAUSTIVE_BUDGET, MAX_BUDGET
 
@@ -177,6 +178,10 @@ def divergence_command(cls: type[Mechanism]):
         Opt("budget", f"--neighbours worst, n>1: search exhaustively when the others' multisets number at most COUNT "
             f"(1 … {MAX_BUDGET}); the certificate's data-processing part enumerates as many others as fit in it.",
             kind=int, default=EXHAUSTIVE_BUDGET, panel="Neighbours"),
+        Opt("certify_within", "--neighbours worst, n>1: the certificate refines each node until it is within this "
+            "fraction of the value found, 0 … 0.5 (0: as far as it goes; slower, and the bracket closes where every "
+            "node reaches the value found).", kind=float, default=CERTIFY_WITHIN, metavar="FRACTION",
+            panel="Neighbours"),
         Opt("grid", "One client: search all pairs of N equally spaced inputs (2 … 2001) instead of the breakpoints.",
             kind=int, panel="Neighbours"),
         Opt("margin", "One client, mechanisms whose pmf jumps at its levels (qmgeo): search the inputs kept ETA·Δ away "
