@@ -95,6 +95,9 @@ from .numerics import trees
 TOLERANCE = 0.005
 #: the largest ``certify_within`` accepted
 MAX_TOLERANCE = 0.5
+#: the relative rounding of a value found (the fast engine's accuracy): a class of pairs whose bound exceeds
+#: the value found by less than this (and the margins) is within any tolerance
+FOUND_ROUNDING = 1e-12
 #: Theorem A runs at orders up to this; beyond it D_∞'s certificate caps the curve (D_α ≤ D_∞)
 LARGEST_ORDER = 64.0
 #: the soft group is the breakpoints below the worst ones whose common component has at least
@@ -619,7 +622,9 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     everything_soft = split(problem.pmfs, (), range(len(problem.pmfs)))
     splits = [everything_soft, *candidate_splits(problem.pmfs, sorted(rankings), problem.mirror)]
     targets = found * (1 + tolerance)
-    settled_below = targets + sub.margins()  # a class is settled when its bound, margins included, is at most this
+    # a class is settled when its bound (margins included) is at most this: the targets plus the margins, and the value
+    # found's own rounding (the fast engine's, 1e-12 relative), so that the class of the configuration found settles
+    settled_below = targets * (1 + FOUND_ROUNDING) + sub.margins()
     work = 0
     bound = np.full(len(alphas), -np.inf)
     used: set[tuple[int, ...]] = set()
