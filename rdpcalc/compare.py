@@ -138,7 +138,8 @@ DESIGNS: dict[str, Design] = {
 
 def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rounds: int = 1,
             clients: int | None = None, dim: int = 1, sampling: str = "without-replacement",
-            observer: str = "server", c=1, mechanisms=COMPARED,
+            observer: str = "server", relation: str = "replace-one", participation: int | None = None, c=1,
+            mechanisms=COMPARED,
             progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """One record per mechanism: its design at ``bits`` bits for ``n`` clients, the free
     parameter calibrated so that the run's ε at ``dp_delta`` meets ``dp_epsilon``, the ε reached,
@@ -148,7 +149,8 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     Parameters:
         n: clients per round (the SecAgg sum), 2 … 100 000; ``bits``: B, 1 … 62.
         dp_epsilon, dp_delta: the target (ε, δ) of the whole run.
-        rounds, clients, dim, sampling, observer: the run, as for :func:`rdpcalc.account`.
+        rounds, clients, dim, sampling, observer, relation, participation: the run, as for
+            :func:`rdpcalc.account`.
         c: the clipping bound (inputs in [−c, c]); ``mechanisms``: which to compare.
         progress: ``progress(done, total)`` after each accounting evaluation."""
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 100_000:
@@ -166,10 +168,16 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     if unknown:
         raise ParameterError("mechanisms", f"must be among {', '.join(DESIGNS)}, got {unknown[0]!r}")
     from .accountant import MechanismEvent
+    from .runs import _participation
 
-    run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer}
-    MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=clients, dim=dim,
-                   observer=observer, sampling=sampling)  # the run's options checked before any work
+    run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer,
+           "relation": relation, "participation": participation}
+    # the run's options checked before any work
+    probe = MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=clients,
+                           dim=dim, observer=observer, sampling=sampling, relation=relation)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    _participation(participation, rounds, observer, probe.rate)
     total = len(mechanisms) * (SOLVE_EVALUATIONS + 2)
     done = [0]
 
@@ -185,19 +193,17 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
 
 
 def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, clients: int | None, dim: int,
-                sampling: str, observer: str) -> tuple[float, str]:
+                sampling: str, observer: str, relation: str = "replace-one",
+                participation: int | None = None) -> tuple[float, str]:
     """(ε at ``dp_delta`` of the run, the method): the certified per-round worst case of the sum
     without its wrap-around (an upper bound), composed as :func:`rdpcalc.account` composes it
-    (:class:`rdpcalc.runs.AccountedRun`: the Rényi curve and, where the observer knows the
-    sample, a PLD; the smaller of the two ε, both upper bounds)."""
-    from .accountant import MechanismEvent
-    from .pld import DISCRETIZATION
-    from .runs import AccountedRun, _participation
+    (:func:`rdpcalc.runs.account_run`: the Rényi curve and, where it applies, a PLD; the
+    smaller of the two ε, both upper bounds)."""
+    from .runs import account_run
 
-    event = MechanismEvent(replace(mechanism, bits=None), n=n, clients=clients, dim=dim, observer=observer,
-                           sampling=sampling)
-    count = _participation(None, rounds, observer, event.rate)
-    record = AccountedRun(event, count, "rdp" if event.amplified else "pld", {}, DISCRETIZATION).record(dp_delta=dp_delta)
+    record = account_run(replace(mechanism, bits=None), n=n, rounds=rounds, clients=clients, dim=dim,
+                         sampling=sampling, observer=observer, relation=relation,
+                         participation=participation).record(dp_delta=dp_delta)
     return record["epsilon"], record["epsilon_method"]
 
 

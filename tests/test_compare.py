@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import rdpcalc
+from rdpcalc import ParameterError
 from rdpcalc.compare import DESIGNS, MSE_INPUTS, compare, decoded_sum_error
 
 
@@ -86,3 +87,19 @@ def test_a_refusal_names_api_keywords_and_the_command_line_its_options(capsys):
     out = capsys.readouterr().out
     assert code == 0 and "pbm: refused: --n: " in out and "--max-memory" in out
     assert "`" not in out and "max_memory" not in out
+
+
+def test_participation_and_relation_reach_the_accounting():
+    """compare takes account's run options: with --participation the calibrated mechanism's ε,
+    recomputed by account with the same run, is the ε reached (and below the every-round ε);
+    a bad participation or relation is refused before any work, naming it."""
+    (record,) = compare(n=10, bits=8, dp_epsilon=2, rounds=20, clients=100, participation=3, mechanisms=("pbm",))
+    assert record["feasible"] and record["participation"] == 3 and record["relation"] == "replace-one"
+    mech = rdpcalc.make_mechanism("pbm", **{k: v for k, v in record["parameters"].items() if k != "bits"})
+    again = rdpcalc.account(mech, n=10, clients=100, rounds=20, participation=3)
+    assert again["epsilon"] == pytest.approx(record["epsilon"], rel=1e-9)
+    assert rdpcalc.account(mech, n=10, clients=100, rounds=20)["epsilon"] > record["epsilon"]
+    with pytest.raises(ParameterError, match="^participation: "):
+        compare(n=10, bits=8, dp_epsilon=2, rounds=20, clients=100, participation=30)
+    with pytest.raises(ParameterError, match="^relation: "):
+        compare(n=10, bits=8, dp_epsilon=2, relation="swap")

@@ -771,6 +771,7 @@ def figures_command():
 
 
 def compare_command():
+    from ..accountant import RELATIONS
     from ..compare import COMPARED, DESIGNS
 
     options = [Opt("n", "Clients per round (the SecAgg sum), 2 … 100000.", kind=int, required=True, panel="Run"),
@@ -785,6 +786,10 @@ def compare_command():
                    default="without-replacement", panel="Run"),
                Opt("observer", "Who sees what (as for account).", kind=("server", "release", "local"), default="server",
                    panel="Run"),
+               Opt("relation", "Neighbouring datasets (as for account): replace-one or add-remove.", kind=RELATIONS,
+                   default="replace-one", panel="Run"),
+               Opt("participation", "server/local: the rounds a client takes part in, 1 … ROUNDS (as for account; "
+                   "default all).", kind=int, panel="Run"),
                Opt("c", "Clipping bound c > 0: inputs in [-c, c].", default="1", metavar="NUMBER", panel="Run"),
                Opt("mechanisms", f"Comma-separated mechanisms to compare (default {','.join(COMPARED)}).",
                    default=",".join(COMPARED), metavar="LIST", panel="Run"),
