@@ -132,10 +132,17 @@ def test_figures_without_ids_asks_for_all(capsys):
     assert code == 2 and out == "" and "all" in err and err.count("\n") == 1
 
 
-def test_mechanisms_lists_every_registered_one(capsys):
+def test_mechanisms_lists_every_registered_one_and_the_references(capsys):
     code, out, _ = run(capsys, "mechanisms", "--json")
     records = json.loads(out)
-    assert [r["mechanism"] for r in records] == list(MECHANISMS)
+    assert [r["mechanism"] for r in records if r["kind"] == "registered"] == list(MECHANISMS)
+    references = {r["mechanism"]: r for r in records if r["kind"] == "reference"}
+    assert set(references) == {"gaussian", "laplace", "layered"}
+    assert references["gaussian"]["commands"] == ["account", "calibrate"] and references["gaussian"]["solvable"] == ["sigma"]
+    assert [p["option"] for p in references["layered"]["parameters"]] == ["--noise", "--sigma", "--sensitivity", "--n"]
+    for name, record in references.items():  # every command listed exists for it
+        assert all(main([command, name, "--help"]) == 0 for command in record["commands"])
+    capsys.readouterr()
     rqm = records[0]
     levels = next(p for p in rqm["parameters"] if p["name"] == "m")
     assert levels["option"] == "--levels" and levels["aliases"] == ["--m"] and levels["range"] == "an integer in [2, 4096]"

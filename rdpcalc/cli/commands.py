@@ -573,13 +573,17 @@ def calibrate_command(cls_or_kind):
 
 
 # ----------------------------------------------------------------------------- layered quantizers
+def layered_options() -> list[Opt]:
+    """The layered quantizers' own options (``divergence layered``)."""
+    return [Opt("noise", "The error distribution: gauss, laplace (layered quantizers) or irwin-hall.",
+                kind=("gauss", "laplace", "irwin-hall"), default="gauss", panel="Mechanism"),
+            Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
+            Opt("sensitivity", "Shift Δ > 0 between neighbouring inputs.", default="1", panel="Mechanism"),
+            Opt("n", "Irwin–Hall: number of clients, 1 … 10⁶.", kind=int, default=1, panel="Mechanism")]
+
+
 def layered_divergence_command():
-    options = [Opt("noise", "The error distribution: gauss, laplace (layered quantizers) or irwin-hall.",
-                   kind=("gauss", "laplace", "irwin-hall"), default="gauss", panel="Mechanism"),
-               Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
-               Opt("sensitivity", "Shift Δ > 0 between neighbouring inputs.", default="1", panel="Mechanism"),
-               Opt("n", "Irwin–Hall: number of clients, 1 … 10⁶.", kind=int, default=1, panel="Mechanism"),
-               *ORDER_OPTIONS, *output_options(), MAX_MEMORY]
+    options = [*layered_options(), *ORDER_OPTIONS, *output_options(), MAX_MEMORY]
 
     def compute(noise: str, **values) -> list[dict]:
         from ..layered.tables import layered_divergence
@@ -904,12 +908,44 @@ def mechanisms_command():
     options = [*output_options("mechanisms")]
 
     def compute() -> list[dict]:
-        return [mechanism_record(cls) for cls in MECHANISMS.values()]
+        return [*(mechanism_record(cls) for cls in MECHANISMS.values()), *reference_records()]
 
     return command(_records_body(compute, render.render_mechanisms), options), {
         "help": "Every mechanism: its parameters (options, aliases, ranges, defaults), its paper, and the commands it "
-                "supports.",
+                "supports; the registered ones (kind registered), then the reference Gaussian and Laplace and the "
+                "layered quantizers (kind reference), which have commands of their own.",
         "epilog": _examples(["rdpcalc mechanisms", "rdpcalc mechanisms --json"])}
+
+
+#: the mechanisms outside the registry: name, title, paper, their options and their commands
+REFERENCE_MECHANISMS = (
+    ("gaussian", "Gaussian mechanism (reference)",
+     "Mironov (2017), \"Rényi Differential Privacy\", arXiv:1702.07476 (its RDP curve); accounted as dp-accounting does",
+     lambda: reference_options("gaussian"), ("account", "calibrate")),
+    ("laplace", "Laplace mechanism (reference)",
+     "Mironov (2017), \"Rényi Differential Privacy\", arXiv:1702.07476 (its RDP curve)",
+     lambda: reference_options("laplace"), ("account", "calibrate")),
+    ("layered", "Layered quantizers (exact Gaussian / Laplace error) and the Irwin–Hall mechanism",
+     "Hegazy, Leluc, Li & Dieuleveut (2024), \"Compression with Exact Error Distribution for Federated Learning\", "
+     "AISTATS 2024, arXiv:2310.20682", layered_options, ("divergence", "bits")),
+)
+
+
+def reference_records() -> list[dict]:
+    """The mechanisms of :data:`REFERENCE_MECHANISMS` as records like :func:`mechanism_record`'s
+    (kind ``reference``; each parameter's range is its option's help)."""
+    from ..runs import REFERENCE_SOLVABLE
+
+    records = []
+    for name, title, paper, options, commands in REFERENCE_MECHANISMS:
+        parameters = [{"name": opt.name, "option": opt.spelling, "aliases": list(opt.aliases), "range": opt.help.rstrip("."),
+                       "default": None if opt.default is None else default_text(opt.default), "help": opt.help}
+                      for opt in options() if opt.panel == "Mechanism"]
+        records.append({"mechanism": name, "kind": "reference", "title": title, "paper": paper,
+                        "parameters": parameters, "bound_parameters": [],
+                        "solvable": list(REFERENCE_SOLVABLE.get(name, {})), "fl_observer": None,
+                        "commands": list(commands)})
+    return records
 
 
 def mechanism_record(cls: type[Mechanism]) -> dict:
@@ -920,7 +956,7 @@ def mechanism_record(cls: type[Mechanism]) -> dict:
                    "range": param.range_text().removeprefix("must be "),
                    "default": None if param.default is None else default_text(param.default), "help": param.help}
                   for param in (*cls.PARAMS, *cls.BOUND_PARAMS)]
-    return {"mechanism": cls.name, "title": cls.title, "paper": cls.paper, "parameters": parameters,
+    return {"mechanism": cls.name, "kind": "registered", "title": cls.title, "paper": cls.paper, "parameters": parameters,
             "bound_parameters": [param.name for param in cls.BOUND_PARAMS],
             "solvable": list(cls.solvable()), "fl_observer": cls.FL_OBSERVER,
             "commands": [feature for feature in FEATURES if cls.supports(feature)]}
