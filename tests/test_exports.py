@@ -120,15 +120,36 @@ def test_records_of_the_api_with_infinities_write_as_inf():
     assert all(point["total"] == "inf" for point in account["curve"])
 
 
-def test_the_account_plot_is_drawn_with_infinite_and_missing_points():
-    from rdpcalc.backend.plots import account_png
+def test_the_account_plot_is_drawn_with_infinite_and_missing_points_in_every_format():
+    """PNG, PDF and SVG, each the same bytes when drawn twice (no timestamps, fixed SVG ids)."""
+    from rdpcalc.backend.plots import account_figure
 
     curves = {"epsilon-delta": [{"dp_delta": 1e-6, "epsilon_pld": None, "epsilon_rdp": math.inf},
                                 {"dp_delta": 1e-5, "epsilon_pld": 2.0, "epsilon_rdp": 2.5}],
               "epsilon-rounds": [{"rounds": 1, "epsilon_pld": 0.5, "epsilon_rdp": 0.7},
                                  {"rounds": 10, "epsilon_pld": math.inf, "epsilon_rdp": 3.0}]}
-    png = account_png({"mechanism": "rqm", "participation": 10, "dp_delta": 1e-5}, curves)
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    record = {"mechanism": "rqm", "participation": 10, "dp_delta": 1e-5}
+    for fmt, magic in (("png", b"\x89PNG\r\n\x1a\n"), ("pdf", b"%PDF-"), ("svg", b"<?xml")):
+        first, second = account_figure(record, curves, fmt), account_figure(record, curves, fmt)
+        assert first.startswith(magic) and first == second, fmt
+
+
+def test_figures_in_pdf_and_svg_are_written_and_reproducible(tmp_path, capsys):
+    """``figures --image-format pdf --image-format svg``: both images beside the CSV, recorded in
+    the folder's manifest, byte-identical when drawn again; an unknown format exits 2 naming
+    --image-format (--format is the output format of the other commands)."""
+    from rdpcalc.cli import main
+
+    args = ["figures", "qmgeo-pmf", "--image-format", "pdf", "--image-format", "svg", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    for name in ("qmgeo-pmf.pdf", "qmgeo-pmf.svg", "qmgeo-pmf.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert not (tmp_path / "a" / "qmgeo-pmf.png").exists()
+    assert "qmgeo-pmf.svg" in (tmp_path / "a" / ".rdpcalc-written").read_text()
+    capsys.readouterr()
+    assert main(["figures", "qmgeo-pmf", "--image-format", "gif", "--out", str(tmp_path / "c")]) == 2
+    assert "--image-format" in capsys.readouterr().err
 
 
 def test_account_csv_holds_the_results_and_curves_go_to_their_own_file(tmp_path, capsys):

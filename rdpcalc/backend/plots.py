@@ -1,18 +1,19 @@
-"""The plots a command writes beside its records, as PNG bytes (for :func:`rdpcalc.io.write_outputs`),
+"""The plots a command writes beside its records, as image bytes (for :func:`rdpcalc.io.write_outputs`),
 in the figures' style (:mod:`rdpcalc.figures.style`)."""
 
 from __future__ import annotations
 
 import math
 
-from ..figures.style import new_figure, png_bytes
+from ..figures.style import figure_bytes, new_figure, png_bytes
 
 
-def account_png(record: dict, curves: dict) -> bytes:
+def account_figure(record: dict, curves: dict, fmt: str = "png") -> bytes:
     """ε against δ and ε against the rounds composed, by each method computed (PLD solid, RDP
     dashed): ``curves["epsilon-delta"]`` and ``curves["epsilon-rounds"]`` as
     :meth:`rdpcalc.runs.AccountedRun.epsilon_delta_curve` and ``epsilon_rounds_curve`` give them,
-    for the run of ``record``. Points where ε is +∞ or not computed are left out."""
+    for the run of ``record``, as ``fmt`` (png, pdf or svg) bytes. Points where ε is +∞ or not
+    computed are left out."""
     fig, (left, right) = new_figure(ncols=2, width=10.0)
     for axis, kind, x_key in ((left, "epsilon-delta", "dp_delta"), (right, "epsilon-rounds", "rounds")):
         for method, style in (("pld", "-"), ("rdp", "--")):
@@ -27,7 +28,7 @@ def account_png(record: dict, curves: dict) -> bytes:
     left.set_title(f"{record['mechanism']}: ε against δ ({record['participation']} rounds composed)")
     right.set_xlabel("rounds composed")
     right.set_title(f"ε against rounds at δ = {record['dp_delta']:g}")
-    return png_bytes(fig)
+    return figure_bytes(fig, fmt)
 
 
 def fl_png(result: dict) -> bytes:

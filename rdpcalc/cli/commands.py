@@ -378,9 +378,9 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
                       "epsilon-rounds": run.epsilon_rounds_curve(dp_delta=records[0]["dp_delta"], progress=progress)}
 
     def plot() -> bytes:
-        from ..backend.plots import account_png
+        from ..backend.plots import account_figure
 
-        return account_png(records[0], curves)
+        return account_figure(records[0], curves, plot_path.rsplit(".", 1)[-1].lower())
 
     emit(records, form, csv_path, render.render_account,
          [(curves_path, "curves", lambda: to_csv(render.curve_rows(records, curves))), (plot_path, "plot", plot)],
@@ -465,8 +465,8 @@ def _check_account_outputs(values: dict) -> None:
         _check_output(values["curves"], "curves")
     if values.get("plot") is not None:
         _check_output(values["plot"], "plot")
-        if not values["plot"].lower().endswith(".png"):
-            raise ParameterError("plot", f"must name a .png file, got {values['plot']!r}")
+        if not values["plot"].lower().endswith((".png", ".pdf", ".svg")):
+            raise ParameterError("plot", f"must name a .png, .pdf or .svg file, got {values['plot']!r}")
     _check_distinct({"csv": values["csv"], "plot": values.get("plot"), "curves": values.get("curves")})
 
 
@@ -751,13 +751,15 @@ def figures_command():
                    default="figures", metavar="DIR"),
                Opt("force", "Overwrite files in DIR that rdpcalc did not write.", kind=bool),
                Opt("list_only", "List the figure IDs and exit.", kind=bool, option="--list"),
+               Opt("image_format", "Image format: png, pdf or svg; repeat for several (each figure in each).",
+                   multiple=True, default=["png"], show="png", metavar="[png|pdf|svg]"),
                Opt("quiet", "No progress bar or per-figure lines on stderr.", kind=bool), MAX_MEMORY]
 
     def body(ids: list[str] | None = None, **values) -> None:
         from ..figures.command import run_figures
 
         _setup(values)
-        run_figures(ids or [], values["out"], values["force"], values["list_only"])
+        run_figures(ids or [], values["out"], values["force"], values["list_only"], values["image_format"])
 
     run = command(body, options)
     import inspect

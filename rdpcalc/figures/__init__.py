@@ -54,9 +54,10 @@ def select(ids: Sequence[str]) -> list[FigureSpec]:
     return [spec for name, spec in figures.items() if name in ids]
 
 
-def output_names(spec: FigureSpec) -> list[str]:
-    """The files :func:`generate` writes for ``spec`` (to check and record in the folder's manifest)."""
-    return [f"{spec.id}.csv", f"{spec.id}.meta.json", f"{spec.id}.png"]
+def output_names(spec: FigureSpec, formats: Sequence[str] = ("png",)) -> list[str]:
+    """The files :func:`generate` writes for ``spec`` (to check and record in the folder's
+    manifest): the CSV, the meta JSON and the image in each of ``formats``."""
+    return [f"{spec.id}.csv", f"{spec.id}.meta.json", *(f"{spec.id}.{fmt}" for fmt in formats)]
 
 
 def metadata(spec: FigureSpec) -> dict:
@@ -66,18 +67,19 @@ def metadata(spec: FigureSpec) -> dict:
                          "parameters": spec.parameters, "notes": list(spec.notes), "rdpcalc_version": __version__})
 
 
-def generate(spec: FigureSpec, out_dir: Path, progress=None) -> str:
-    """Build, export and draw one figure (the files of :func:`output_names`); returns its
-    comparison with the paper."""
+def generate(spec: FigureSpec, out_dir: Path, progress=None, formats: Sequence[str] = ("png",)) -> str:
+    """Build, export and draw one figure (the files of :func:`output_names`, the image in each of
+    ``formats``); returns its comparison with the paper."""
     records = [significant(record) for record in spec.build(progress)]  # the plot and the comparison read the
-    csv_name, meta_name, png_name = output_names(spec)                 # CSV's digits: the same on every machine
+    csv_name, meta_name, *images = output_names(spec, formats)         # CSV's digits: the same on every machine
     write_outputs([(out_dir / csv_name, to_csv(records), "out"),
                    (out_dir / meta_name, json_text(metadata(spec)) + "\n", "out")])
-    spec.plot(records, out_dir / png_name)
+    for image in images:
+        spec.plot(records, out_dir / image)
     return spec.compare(records)
 
 
-def write_index(out_dir: Path, specs: Sequence[FigureSpec], comparisons: dict[str, str]) -> Path:
+def write_index(out_dir: Path, specs: Sequence[FigureSpec], comparisons: dict[str, str], image: str = "png") -> Path:
     """``README.md`` of the figures folder: every figure with what it reproduces and how it
     compares with the paper."""
     lines = [
@@ -92,7 +94,7 @@ def write_index(out_dir: Path, specs: Sequence[FigureSpec], comparisons: dict[st
         lines += [
             f"## {spec.title}",
             "",
-            f"![{spec.id}]({spec.id}.png)",
+            f"![{spec.id}]({spec.id}.{image})",
             "",
             f"- **Reproduces:** {spec.reproduces}",
             f"- **Parameters:** {spec.parameters}",

@@ -10,10 +10,12 @@ from ..errors import ParameterError
 from ..io import check_output_folder, record_written
 
 
-def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool) -> None:
+def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool,
+                formats: Sequence[str] = ("png",)) -> None:
     """List the figures, or build those named by ``ids`` ("all" for every one) into ``out_dir``:
-    each figure's files, then (for all) the index README.md. Files already there are replaced
-    only if rdpcalc wrote them (the folder's manifest) or with ``force``."""
+    each figure's files (the image in each of ``formats``), then (for all) the index README.md.
+    Files already there are replaced only if rdpcalc wrote them (the folder's manifest) or with
+    ``force``."""
     from ..cli.render import QUIET, progress
     from . import generate, output_names, registry, select, write_index
 
@@ -23,10 +25,16 @@ def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool) 
         return
     if not ids:
         raise ParameterError("ids", "name the figures to build, or all (every figure; 'rdpcalc figures --list' lists them)")
+    from .style import FORMATS
+
+    formats = list(dict.fromkeys(formats))
+    unknown = [fmt for fmt in formats if fmt not in FORMATS]
+    if unknown or not formats:
+        raise ParameterError("image_format", f"must be among {', '.join(FORMATS)}, got {(unknown or ['nothing'])[0]!r}")
     specs = select(list(ids))
     everything = select(["all"])
     complete = len(specs) == len(everything)
-    names = [name for spec in specs for name in output_names(spec)] + (["README.md"] if complete else [])
+    names = [name for spec in specs for name in output_names(spec, formats)] + (["README.md"] if complete else [])
     out = check_output_folder(out_dir, names, "out", force)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -41,13 +49,13 @@ def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool) 
     with progress("figures") as update:
         for index, spec in enumerate(specs, start=1):
             started = time.perf_counter()
-            comparisons[spec.id] = generate(spec, out)
-            record_written(out, output_names(spec))
+            comparisons[spec.id] = generate(spec, out, formats=formats)
+            record_written(out, output_names(spec, formats))
             note(f"[{index}/{len(specs)}] {spec.id}: {time.perf_counter() - started:.1f} s")
             if update is not None:
                 update(index, len(specs))
     if complete:
-        write_index(out, everything, comparisons)
+        write_index(out, everything, comparisons, formats[0])
         record_written(out, ["README.md"])
         note(f"wrote {len(specs)} figures and {out / 'README.md'}")
     else:

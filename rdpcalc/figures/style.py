@@ -41,15 +41,31 @@ def new_figure(ncols: int = 1, width: float = 7.0, height: float = 4.6):
     return fig, list(axes[0])
 
 
-def png_bytes(fig) -> bytes:
-    """The figure as PNG bytes (deterministic: no timestamp in the metadata); closes it."""
+#: the image formats a figure or plot is written in, by file suffix
+FORMATS = ("png", "pdf", "svg")
+#: per format, the metadata left out so that the same figure gives the same bytes on every run
+_NO_STAMPS = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
+              "svg": {"Date": None, "Creator": None}}
+
+
+def figure_bytes(fig, fmt: str = "png") -> bytes:
+    """The figure as ``fmt`` bytes (png, pdf or svg), deterministic: no timestamp or producer in
+    the metadata, and SVG element ids from a fixed salt; closes it."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     buffer = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=150, metadata={"Software": None})
+    with plt.rc_context({"svg.hashsalt": "rdpcalc", "pdf.compression": 6}):
+        fig.savefig(buffer, format=fmt, dpi=150, metadata=_NO_STAMPS[fmt])
     plt.close(fig)
     return buffer.getvalue()
 
 
+def png_bytes(fig) -> bytes:
+    """The figure as PNG bytes (:func:`figure_bytes`)."""
+    return figure_bytes(fig, "png")
+
+
 def save(fig, path: Path) -> None:
-    """Write the PNG atomically."""
-    write_atomic(path, png_bytes(fig))
+    """Write the figure atomically, in the format of the path's suffix (.png, .pdf or .svg)."""
+    write_atomic(path, figure_bytes(fig, path.suffix.lstrip(".").lower()))
