@@ -43,7 +43,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
@@ -57,7 +57,7 @@ from .mechanisms import Mechanism
 TOLERANCE = 0.0001
 #: it stops after this many boxes have been evaluated
 MAX_BOXES = 2_000
-#: a box whose hull has more rows than this is not split (its bound is kept as it is)
+#: it stops at a box whose halves would have more hull rows than this (every bound kept as it is)
 MAX_ROWS = 20_000
 
 #: an interval of [−b, b] as (depth, index): [−b + 2b·index/2^depth, −b + 2b·(index + 1)/2^depth]
@@ -95,7 +95,7 @@ class Outcome:
     others: list
     boxes: int
     complete: bool
-    stop: str = field(default="")
+    stop: str = ""
 
 
 def branch_and_bound(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
