@@ -317,8 +317,8 @@ def test_cli_several_deltas_plot_and_csv(tmp_path, capsys):
     alone = rdpcalc.account(rdpcalc.make_mechanism("pbm", c="1", theta="0.25", trials=4), n=3, rounds=int(middle["rounds"]))
     assert float(middle["epsilon_pld"]) == pytest.approx(alone["epsilon"], rel=1e-12)
     assert float(middle["epsilon_rdp"]) == pytest.approx(alone["epsilon_rdp"], rel=1e-12)
-    assert main([*args[:-4], "--plot", str(tmp_path / "run.svg")]) == 2
-    assert "--plot" in capsys.readouterr().err
+    assert main([*args[:-4], "--plot", str(tmp_path / "run.gif")]) == 2
+    assert "--plot" in capsys.readouterr().err and not (tmp_path / "run.gif").exists()
     assert main([*args[:-4], "--discretization", "1"]) == 2
     assert "--discretization" in capsys.readouterr().err
 
