@@ -168,15 +168,14 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     if unknown:
         raise ParameterError("mechanisms", f"must be among {', '.join(DESIGNS)}, got {unknown[0]!r}")
     from .accountant import MechanismEvent
-    from .runs import _participation
+    from .runs import _participation, check_rounds
 
     run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer,
            "relation": relation, "participation": participation}
     # the run's options checked before any work
     probe = MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=clients,
                            dim=dim, observer=observer, sampling=sampling, relation=relation)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    check_rounds(rounds)
     _participation(participation, rounds, observer, probe.rate)
     total = len(mechanisms) * (SOLVE_EVALUATIONS + 2)
     done = [0]

@@ -176,8 +176,7 @@ def account_run(
 
     The per-round worst case's memory is estimated before it runs and refused beyond the budget
     (:func:`rdpcalc.accountant.per_round_curve`). Ask the returned :class:`AccountedRun` for records at each δ."""
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    check_rounds(rounds)
     # the event checks n, clients, dim, observer, per_round, relation and sampling
     event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
                            engine=engine, dps=dps, relation=relation, sampling=sampling)
@@ -240,6 +239,12 @@ def account(mechanism: Mechanism, *, dp_delta: float = 1e-5, dp_epsilon: float |
     ``delta`` is the δ of (ε, δ))."""
     acc.check_delta(dp_delta)
     return account_run(mechanism, **run).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
+
+
+def check_rounds(rounds) -> None:
+    """``rounds`` must be an integer ≥ 1 (a ParameterError naming it otherwise)."""
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
 
 
 def participation_bound(rounds: int, rate: float, probability: float) -> int:
@@ -326,8 +331,7 @@ def account_reference_run(
     sensitivity = _check_positive(sensitivity, "sensitivity")
     if isinstance(sample_rate, bool) or not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
         raise ParameterError("sample_rate", f"must lie in (0, 1], got {sample_rate!r}")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    check_rounds(rounds)
     if sampling not in acc.SAMPLING:
         raise ParameterError("sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
     sampled = sample_rate < 1
