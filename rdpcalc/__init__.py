@@ -23,8 +23,7 @@ from .layered.tables import layered_bits, layered_divergence
 from .mechanisms import MECHANISMS, Mechanism, Param, SolveRange, register
 from .queries import divergence, make_mechanism, moments, pmf
 from .runs import AccountedRun, account, account_reference, account_reference_run, account_run, calibrate, solvable
-
-__version__ = "0.1.0"
+from .version import VERSION as __version__
 
 __all__ = ["MECHANISMS", "AccountedRun", "Accountant", "DpEvent", "GaussianEvent", "LaplaceEvent", "Mechanism",
            "MechanismEvent", "PairEvent", "Param", "ParameterError", "SolveRange", "__version__", "account",

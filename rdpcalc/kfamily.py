@@ -64,6 +64,7 @@ import numpy as np
 
 from . import resources
 from .errors import ParameterError
+from .logdomain import logsumexp
 from .mechanisms import Mechanism, log_pmf
 from .numerics import fast, levels
 from .worstcase import Configuration, Cost
@@ -293,7 +294,7 @@ def _half_width(blocks: list[tuple[np.ndarray, np.ndarray]], alphas: Sequence[fl
     tail measure G, e^{(α−1)D_α(P_b‖Q_b)} for the largest finite order (KL and α ≤ 2 as α = 2),
     so T = √(2(TAIL_NATS + log mass))."""
     largest = max([a for a in alphas if a != math.inf] + [2.0])
-    mass = max(float(fast.logsumexp(largest * first + (1 - largest) * second))
+    mass = max(float(logsumexp(largest * first + (1 - largest) * second))
                for pair in blocks for first, second in (pair, pair[::-1]))
     return math.sqrt(2.0 * (TAIL_NATS + max(mass, 0.0)))
 

@@ -51,6 +51,7 @@ import numpy as np
 
 from . import worstcase
 from .certificate import UNIT_ROUNDOFF
+from .logdomain import logsumexp
 from .mechanisms import Mechanism
 from .numerics import FastEngine, fast
 from .worstcase import Configuration
@@ -204,10 +205,10 @@ def _lower(lp: np.ndarray, lq: np.ndarray, alpha: float, n: int, log_epsilon: fl
     if alpha == 1:
         return _kl_lower(lp, lq_raised, math.exp(log_eta), error_p, error_q)
     divergence = float(fast.renyi_divergences(lp, lq_raised, np.array([alpha]))[0])
-    mass_p, mass_q = float(fast.logsumexp(lp)), float(fast.logsumexp(lq_raised))
+    mass_p, mass_q = float(logsumexp(lp)), float(logsumexp(lq_raised))
     with np.errstate(invalid="ignore"):
         log_terms = np.where(lp > -np.inf, alpha * lp + (1 - alpha) * lq_raised, -np.inf)
-    shares = np.exp(log_terms - fast.logsumexp(log_terms))
+    shares = np.exp(log_terms - logsumexp(log_terms))
     moved = (float(np.sum(shares * (alpha * error_p + (alpha - 1) * error_q)))
              + (2 * alpha - 1) * len(lp) * UNIT_ROUNDOFF)
     return divergence + (alpha * mass_p + (1 - alpha) * mass_q) / (alpha - 1) - moved / (alpha - 1)

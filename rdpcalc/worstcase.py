@@ -101,8 +101,9 @@ import numpy as np
 
 from . import certificate, resources, wrapped
 from .certificate import multisets
+from .logdomain import logsumexp
 from .mechanisms import Mechanism
-from .numerics import FastEngine, fast
+from .numerics import FastEngine
 
 #: the search is exhaustive when the others' multisets number at most this many (enumerated by
 #: the compiled tree of :mod:`rdpcalc.certificate`: 48620 at n = 10 for RQM's 10 breakpoints take
@@ -1039,7 +1040,7 @@ def _mix(per_power: np.ndarray, log_weights: np.ndarray, alphas) -> np.ndarray:
         elif alpha == 1:
             out[index] = math.inf if np.any(np.isinf(column)) else float(np.dot(np.exp(log_weights), column))
         else:
-            out[index] = float(fast.logsumexp(log_weights + (alpha - 1) * column)) / (alpha - 1)
+            out[index] = float(logsumexp(log_weights + (alpha - 1) * column)) / (alpha - 1)
     return out
 
 

@@ -17,6 +17,7 @@ from rdpcalc import ParameterError
 from rdpcalc.backend import montecarlo
 from rdpcalc.backend.samplers import sample
 from rdpcalc.cli import main
+from rdpcalc.cli.outputs import FL_FILES, write_run
 
 CASES = [
     ("rqm", {"c": "1.5", "delta": "1.5", "m": 16, "q": "0.42"}, "1.5"),
@@ -116,12 +117,11 @@ def test_fl_label_split_and_pairs():
 
 
 def test_fl_command_writes_its_folder(tmp_path, capsys):
-    from rdpcalc.backend import fl
     from rdpcalc.io import MANIFEST
 
     code = main(["fl", "--mechanism", "pbm", "--c", "0.05", "--theta", "0.25", "--trials", "16", "--rounds", "5",
                  "--clients", "20", "--n", "4", "--hidden", "2", "--out", str(tmp_path / "run")])
-    assert code == 0 and sorted(path.name for path in (tmp_path / "run").iterdir()) == sorted([*fl.FL_FILES, MANIFEST])
+    assert code == 0 and sorted(path.name for path in (tmp_path / "run").iterdir()) == sorted([*FL_FILES, MANIFEST])
     assert len((tmp_path / "run" / "fl.csv").read_text().splitlines()) == 6  # header + 5 rounds
     code = main(["fl", "--mechanism", "rqm", "--c", "0.05", "--delta", "0.05", "--m", "16"])
     assert code == 2 and "--q" in capsys.readouterr().err
@@ -140,7 +140,7 @@ def test_fl_summary_keeps_the_mechanism_parameters_apart_from_the_dp_delta(tmp_p
 
     config, federated = fl.setup(**{**SETUP, "mechanism": "rqm", "params": RQM_FL, "dp_delta": "1e-5"})
     result = fl.run(config, federated)
-    fl.write_run(tmp_path, result)
+    write_run(tmp_path, result)
     meta = json.loads((tmp_path / "fl.meta.json").read_text())
     assert json.loads((tmp_path / "summary.json").read_text()) == [{k: v for k, v in meta.items() if k != "rdpcalc_version"}]
     for summary in (result["summary"], meta):
@@ -193,15 +193,15 @@ def test_write_run_writes_its_files_all_or_none(tmp_path):
 
     config, federated = fl.setup(**SETUP)
     result = fl.run(config, federated)
-    fl.write_run(tmp_path / "run", result)
-    assert written_here(tmp_path / "run") == set(fl.FL_FILES)
+    write_run(tmp_path / "run", result)
+    assert written_here(tmp_path / "run") == set(FL_FILES)
     assert (tmp_path / "run" / "fl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "run" / "fl.csv").read_text().splitlines() == [
         "round,test_loss,test_accuracy", *(f"{r['round']},{r['test_loss']!r},{r['test_accuracy']!r}" for r in result["rounds"])]
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "fl.png").mkdir()  # a folder where the plot goes: nothing is written
     with pytest.raises(ParameterError, match="^out: must be a file path"):
-        fl.write_run(tmp_path / "other", result)
+        write_run(tmp_path / "other", result)
     assert [path.name for path in (tmp_path / "other").iterdir()] == ["fl.png"]
 
 

@@ -15,6 +15,7 @@ import pytest
 
 import rdpcalc
 from rdpcalc import io
+from rdpcalc.cli.outputs import write_run
 from rdpcalc.figures import generate, metadata, output_names, registry
 
 
@@ -97,12 +98,10 @@ def test_a_figure_writes_a_plain_csv_and_a_meta_sidecar(tmp_path):
 def test_a_federated_run_writes_a_plain_csv_and_a_typed_meta(tmp_path):
     """fl.csv round-trips through pandas; fl.meta.json keeps the summary's types and ε = +∞
     (clipped SGD) as "inf"."""
-    from rdpcalc.backend import fl
-
     rounds = [{"round": 1, "test_loss": 2.25, "test_accuracy": 0.125}, {"round": 2, "test_loss": 1.875, "test_accuracy": 0.5}]
     summary = {"mechanism": "none", "parameters": {"clip": 0.05}, "rounds": 2, "clients": 20, "per_round": 4,
                "dp_delta": 1e-5, "epsilon": math.inf, "final_test_loss": 1.875}
-    fl.write_run(tmp_path, {"rounds": rounds, "summary": summary})
+    write_run(tmp_path, {"rounds": rounds, "summary": summary})
     frame = pandas.read_csv(tmp_path / "fl.csv")
     assert frame.to_dict("records") == rounds
     meta = strict_json((tmp_path / "fl.meta.json").read_text())
@@ -122,7 +121,7 @@ def test_records_of_the_api_with_infinities_write_as_inf():
 
 def test_the_account_plot_is_drawn_with_infinite_and_missing_points_in_every_format():
     """PNG, PDF and SVG, each the same bytes when drawn twice (no timestamps, fixed SVG ids)."""
-    from rdpcalc.backend.plots import account_figure
+    from rdpcalc.figures.plots import account_figure
 
     curves = {"epsilon-delta": [{"dp_delta": 1e-6, "epsilon_pld": None, "epsilon_rdp": math.inf},
                                 {"dp_delta": 1e-5, "epsilon_pld": 2.0, "epsilon_rdp": 2.5}],

@@ -8,11 +8,8 @@ mean gradient and takes a step. The mechanisms run through the same vectorised s
 Monte Carlo checks (:mod:`.samplers`), on the (clients × coordinates) array.
 
 :func:`setup` checks a run's parameters (before any data is read) and loads and federates the
-data; :func:`run` trains; :func:`write_run` writes a run's folder (:data:`FL_FILES`): ``fl.csv``
-(test loss and accuracy per round, a plain CSV), ``fl.meta.json`` (its sidecar: the run's
-summary, i.e. its parameters and the accounted (ε, δ), and the rdpcalc version),
-``summary.json`` (the summary as a list of one record, as the CLI prints it with ``--json``)
-and ``fl.png``.
+data; :func:`run` trains and returns the rounds' records and the run's summary (its parameters
+and the accounted (ε, δ)), which ``rdpcalc fl --out`` writes (:mod:`rdpcalc.cli.outputs`).
 
 A round's memory is estimated before training (refused on ``hidden`` beyond the budget); a
 run whose gradients or test loss stop being finite (too large a step) is stopped with a
@@ -24,15 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, resources
+from .. import resources
 from ..accounting import check_delta
 from ..errors import ParameterError
 from ..exactnum import to_fraction, to_int
-from ..io import json_text, record_written, to_csv, to_json, write_outputs
 from ..mechanisms.base import MECHANISMS, Mechanism
 from ..queries import divergence, make_mechanism
 from ..runs import account
@@ -55,9 +50,6 @@ def fl_mechanisms() -> dict[str, tuple[str | None, str | None]]:
 
 #: peak bytes per coordinate of a sampled client's message in a round (see :func:`peak_memory`)
 BYTES_PER_COORDINATE = 160
-
-#: The files :func:`write_run` writes into a run's folder.
-FL_FILES = ("fl.csv", "fl.meta.json", "summary.json", "fl.png")
 
 #: the largest value :func:`setup` takes for each integer parameter
 LIMITS = {"rounds": 10**6, "n": 10**6, "clients": 10**6, "batch": 10**5, "hidden": 10**5, "seed": 2**63 - 1}
@@ -300,23 +292,3 @@ def _paired_privacy(uplink, config: RunConfig, clients: int, dimension: int) -> 
     return {"dp_delta": config.dp_delta, "epsilon": record["epsilon"], "method": record["epsilon_method"],
             "epsilon_rdp": record["epsilon_rdp"], "epsilon_uplink": one["epsilon"],
             "privacy": "server: receives both messages of each pair (their joint law)", "report": record["report"]}
-
-
-def write_run(folder: Path, result: dict) -> None:
-    """Write a run's :data:`FL_FILES` into ``folder`` (created if missing), all or none, and
-    record them in its manifest: ``fl.csv`` (the rounds), ``fl.meta.json`` (the summary, with
-    the rdpcalc version), ``summary.json`` (the summary, as the records printed as JSON) and
-    ``fl.png``. Errors name ``out``."""
-    from .plots import fl_png
-
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ParameterError("out", f"cannot create {str(folder)!r}: {error.strerror}") from None
-    csv_name, meta_name, summary_name, png_name = FL_FILES
-    summary = result["summary"]
-    write_outputs([(folder / csv_name, to_csv(result["rounds"]), "out"),
-                   (folder / meta_name, json_text({**summary, "rdpcalc_version": __version__}) + "\n", "out"),
-                   (folder / summary_name, to_json([summary]), "out"),
-                   (folder / png_name, fl_png(result), "out")])
-    record_written(folder, FL_FILES)

@@ -16,8 +16,10 @@ from .. import resources
 from ..errors import ParameterError
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
 from ..mechanisms import MECHANISMS, Mechanism
+from ..version import VERSION
 from . import render
 from .options import Opt, command, default_text, from_param, hint
+from .outputs import FL_FILES, run_figures, write_run
 
 FORMATS = ("table", "json", "csv", "tsv")
 
@@ -378,7 +380,7 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
                       "epsilon-rounds": run.epsilon_rounds_curve(dp_delta=records[0]["dp_delta"], progress=progress)}
 
     def plot() -> bytes:
-        from ..backend.plots import account_figure
+        from ..figures.plots import account_figure  # matplotlib: start-up time
 
         return account_figure(records[0], curves, plot_path.rsplit(".", 1)[-1].lower())
 
@@ -700,7 +702,7 @@ def fl_command():
                                          "none, qgauss's C_q)")
         out_dir, force = values.pop("out"), values.pop("force")
         if out_dir is not None:  # before the data are read
-            check_output_folder(out_dir, fl.FL_FILES, "out", force)
+            check_output_folder(out_dir, FL_FILES, "out", force)
         config, federated = fl.setup(mechanism=name, params=params, clip=clip, **values)
         with render.progress(f"FL {name}") as progress:
             result = fl.run(config, federated, progress)
@@ -709,7 +711,7 @@ def fl_command():
             print(to_json([summary]))
         sys.stdout.flush()
         if out_dir is not None:
-            fl.write_run(Path(out_dir), result)
+            write_run(Path(out_dir), result)
         if not as_json:
             render.render_fl(summary, out_dir)
 
@@ -756,8 +758,6 @@ def figures_command():
                Opt("quiet", "No progress bar or per-figure lines on stderr.", kind=bool), MAX_MEMORY]
 
     def body(ids: list[str] | None = None, **values) -> None:
-        from ..figures.command import run_figures
-
         _setup(values)
         run_figures(ids or [], values["out"], values["force"], values["list_only"], values["image_format"])
 
@@ -979,8 +979,6 @@ GROUPS = {
 def build_app():
     """The typer application, built from the registered mechanisms (so a mechanism registered
     before the call appears in every command it supports)."""
-    from .. import __version__
-
     app = typer.Typer(name="rdpcalc", rich_markup_mode="rich", pretty_exceptions_enable=False, add_completion=True,
                       context_settings={"help_option_names": ["-h", "--help"]},
                       help="rdpcalc: exact Rényi-DP accounting for quantization-based federated-learning mechanisms.\n\n"
@@ -990,7 +988,7 @@ def build_app():
 
     def version(value: bool) -> None:
         if value:
-            print(f"rdpcalc {__version__}")
+            print(f"rdpcalc {VERSION}")
             raise typer.Exit()
 
     @app.callback(invoke_without_command=True)

@@ -9,34 +9,18 @@ sidecar are rounded to 12 significant digits, so the files are the same on every
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
 from ..errors import ParameterError
 from ..io import json_text, significant, to_csv, write_atomic, write_outputs
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """One figure: ``build(progress)`` returns the records, ``plot(records, path)`` draws them,
-    and ``compare(records)`` says in words, from the data, what agrees or differs from the
-    paper. ``notes`` are further lines for the sidecar's ``notes``."""
-
-    id: str
-    title: str
-    reproduces: str
-    parameters: str
-    build: Callable[[Callable[[int, int], None] | None], list[dict]]
-    plot: Callable[[list[dict], Path], None]
-    compare: Callable[[list[dict]], str]
-    notes: Sequence[str] = field(default_factory=tuple)
+from ..version import VERSION
+from .spec import FigureSpec
 
 
 def registry() -> dict[str, FigureSpec]:
     """All figures by id, in the order of the papers."""
-    from . import corbin, fl, frontier, layered, qgauss, qmgeo, rqm
+    from . import corbin, fl, frontier, layered, qgauss, qmgeo, rqm  # each imports matplotlib: start-up time
 
     specs = [*rqm.SPECS, *qgauss.SPECS, *qmgeo.SPECS, *corbin.SPECS, *layered.SPECS, *frontier.SPECS, *fl.SPECS]
     return {spec.id: spec for spec in specs}
@@ -64,7 +48,7 @@ def metadata(spec: FigureSpec) -> dict:
     """The sidecar of ``<id>.csv``: what the figure is and reproduces, its parameters, notes and
     the rdpcalc version that wrote it."""
     return significant({"id": spec.id, "title": spec.title, "reproduces": spec.reproduces,
-                         "parameters": spec.parameters, "notes": list(spec.notes), "rdpcalc_version": __version__})
+                         "parameters": spec.parameters, "notes": list(spec.notes), "rdpcalc_version": VERSION})
 
 
 def generate(spec: FigureSpec, out_dir: Path, progress=None, formats: Sequence[str] = ("png",)) -> str:

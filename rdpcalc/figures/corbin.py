@@ -15,7 +15,7 @@ import mpmath
 import numpy as np
 
 from ..mechanisms.corbin import CorBin
-from . import FigureSpec
+from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
 EPSILONS = [float(v) for v in np.geomspace(0.1, 10, 81)]

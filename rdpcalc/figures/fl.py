@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..backend import data, fl
-from . import FigureSpec
+from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
 ROUNDS, CLIENTS, PER_ROUND, SEED = 100, 100, 10, 0

@@ -13,7 +13,7 @@ import numpy as np
 from ..compare import DESIGNS, decoded_sum_error, run_epsilon
 from ..errors import ParameterError
 from ..mechanisms import MECHANISMS
-from . import FigureSpec
+from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
 DP_DELTA, C = 1e-5, Fraction(1)

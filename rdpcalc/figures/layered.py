@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 
 from ..layered import aggregate, bits, noise, quantizers
-from . import FigureSpec
+from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
 T_VALUES = [float(v) for v in np.geomspace(1, 4096, 25)]

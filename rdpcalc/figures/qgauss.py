@@ -15,7 +15,7 @@ import mpmath
 
 from ..mechanisms import QuantizedGaussian
 from ..queries import divergence
-from . import FigureSpec
+from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
 SIGMA, CLIP = Fraction(1), Fraction(1)

@@ -10,7 +10,7 @@ import mpmath
 
 from ..mechanisms import QMGeo
 from ..queries import divergence
-from . import FigureSpec
+from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
 D, KAPPA = 3562, Fraction("0.005333")

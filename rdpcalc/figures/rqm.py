@@ -33,7 +33,7 @@ from ..mechanisms import PBM, RQM
 from ..neighbours import sweep_n
 from ..numerics import FastEngine
 from ..orders import parse_alpha_range
-from . import FigureSpec
+from .spec import FigureSpec
 from .style import COLOURS, PROTOCOL_STYLE, new_figure, save
 
 C = Fraction(3, 2)

@@ -20,7 +20,7 @@ import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf as _mp
-from ..numerics.fast import logsumexp
+from ..logdomain import logsumexp
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
 
 

@@ -19,7 +19,7 @@ import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from ..numerics.fast import logsumexp
+from ..logdomain import logsumexp
 from .base import Bound, Param, SolveRange, bits_param
 from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, grid_params, sum_worst_targets, window_params
 

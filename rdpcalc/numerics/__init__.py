@@ -44,6 +44,7 @@ import mpmath
 import numpy as np
 
 from ..errors import ParameterError, SelfCheckFailed
+from ..logdomain import logsumexp
 from ..mechanisms import Mechanism, log_pmf
 from ..mechanisms.base import check_log_range, check_probabilities
 from . import exact, fast, levels
@@ -75,7 +76,7 @@ class FastEngine:
 
     def client(self, mechanism: Mechanism, x: Fraction) -> np.ndarray:
         logs = log_pmf(mechanism, x)
-        total = float(fast.logsumexp(logs))
+        total = float(logsumexp(logs))
         if np.any(np.isnan(logs)) or np.any(logs > 1e-12) or abs(total) > 1e-9:
             raise SelfCheckFailed(mechanism.name, f"the pmf at x = {float(x):g} has log-mass {total:.6g}, not 0 (a "
                                                   "total probability other than 1, or a NaN)")

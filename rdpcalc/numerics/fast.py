@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from ..logdomain import logsumexp
+
 #: Terms of the Taylor series used where |α·u| (or |u| for KL) is below this.
 _SERIES_LIMIT = 0.5
 #: the most terms of a series (j = 2 … _SERIES_TERMS − 1), enough at |v| = _SERIES_LIMIT;
@@ -23,15 +25,6 @@ _SERIES_TERMS = 22
 _BLOCK_ELEMENTS = 16_384
 #: divergence sums over supports larger than this skip their negligible terms
 _PRUNE_ABOVE = 4_096
-
-
-def logsumexp(a: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
-    """log Σ exp(a) along ``axis``; −inf for an all −inf slice (a lean scipy.special.logsumexp)."""
-    peak = np.max(a, axis=axis, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0.0)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(a - peak), axis=axis, keepdims=True)) + peak
-    return out if keepdims else np.squeeze(out, axis=axis)
 
 
 def log_convolve(la: np.ndarray, lb: np.ndarray) -> np.ndarray:

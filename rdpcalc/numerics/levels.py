@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import resources
-from .fast import logsumexp
+from ..logdomain import logsumexp
 
 #: a point of an FFT window is trusted where the tilted row is at least TRUST × its peak
 #: (an FFT is accurate to ~1e−16 of its largest value: ~1e−13 relative there)

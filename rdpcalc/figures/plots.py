@@ -1,11 +1,11 @@
 """The plots a command writes beside its records, as image bytes (for :func:`rdpcalc.io.write_outputs`),
-in the figures' style (:mod:`rdpcalc.figures.style`)."""
+in the figures' style (:mod:`.style`)."""
 
 from __future__ import annotations
 
 import math
 
-from ..figures.style import figure_bytes, new_figure, png_bytes
+from .style import figure_bytes, new_figure, png_bytes
 
 
 def account_figure(record: dict, curves: dict, fmt: str = "png") -> bytes:

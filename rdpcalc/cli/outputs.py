@@ -1,13 +1,44 @@
-"""``rdpcalc figures``: regenerate the papers' figures as PNG + CSV with an index."""
+"""The commands' outputs of several files, each folder written all or none and recorded in its
+manifest (:func:`rdpcalc.io.record_written`): an FL run's folder (``rdpcalc fl --out``) and the
+figures folder (``rdpcalc figures``)."""
 
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..errors import ParameterError
-from ..io import check_output_folder, record_written
+from ..figures import generate, output_names, registry, select, write_index
+from ..io import check_output_folder, json_text, record_written, to_csv, to_json, write_outputs
+from ..version import VERSION
+from .render import QUIET, progress
+
+#: The files :func:`write_run` writes into a run's folder.
+FL_FILES = ("fl.csv", "fl.meta.json", "summary.json", "fl.png")
+
+
+def write_run(folder: Path, result: dict) -> None:
+    """Write an FL run's :data:`FL_FILES` (the result of :func:`rdpcalc.backend.fl.run`) into
+    ``folder`` (created if missing), all or none, and record them in its manifest: ``fl.csv``
+    (test loss and accuracy per round, a plain CSV), ``fl.meta.json`` (the run's summary, i.e.
+    its parameters and the accounted (ε, δ), with the rdpcalc version), ``summary.json`` (the
+    summary as a list of one record, as the CLI prints it with ``--json``) and ``fl.png``.
+    Errors name ``out``."""
+    from ..figures.plots import fl_png  # matplotlib: start-up time
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ParameterError("out", f"cannot create {str(folder)!r}: {error.strerror}") from None
+    csv_name, meta_name, summary_name, png_name = FL_FILES
+    summary = result["summary"]
+    write_outputs([(folder / csv_name, to_csv(result["rounds"]), "out"),
+                   (folder / meta_name, json_text({**summary, "rdpcalc_version": VERSION}) + "\n", "out"),
+                   (folder / summary_name, to_json([summary]), "out"),
+                   (folder / png_name, fl_png(result), "out")])
+    record_written(folder, FL_FILES)
 
 
 def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool,
@@ -16,8 +47,7 @@ def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool,
     each figure's files (the image in each of ``formats``), then (for all) the index README.md.
     Files already there are replaced only if rdpcalc wrote them (the folder's manifest) or with
     ``force``."""
-    from ..cli.render import QUIET, progress
-    from . import generate, output_names, registry, select, write_index
+    from ..figures.style import FORMATS  # matplotlib: start-up time
 
     if list_only:
         for spec in registry().values():
@@ -25,8 +55,6 @@ def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool,
         return
     if not ids:
         raise ParameterError("ids", "name the figures to build, or all (every figure; 'rdpcalc figures --list' lists them)")
-    from .style import FORMATS
-
     formats = list(dict.fromkeys(formats))
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
     if unknown or not formats:
