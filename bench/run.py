@@ -13,7 +13,7 @@ Workloads (issues 2, 8 and 13). A–E compare with the peers on the papers' ±c 
      each point timed by rdpcalc and the float64 peer in turn;
   E. the growth of the worst case over k with n (log-log slope);
   F. a federated run: 200 rounds × 10 of 100 clients on digits with RQM;
-  G. the worst case for n > 1 (the search over the others' inputs, :mod:`rdpcalc.worstcase`):
+  G. the worst case for n > 1 (the search over the others' inputs, :mod:`rdpcalc.worstcase.secagg`):
      the n = 40 headline, Figure 2 left (n = 1 … 100, RQM and PBM, as ``make figures`` draws it),
      the growth with n and with the number of breakpoints, and the default ``account`` run;
   H. PLD accounting (issue 14): the RQM and PBM headline runs, 10⁵ coordinates, and the Gaussian
@@ -22,7 +22,7 @@ Workloads (issues 2, 8 and 13). A–E compare with the peers on the papers' ±c 
      fresh interpreter;
   J. ``rdpcalc compare`` (issue 17);
   K. the worst case over k at large n (issue 18): how much pruning by data processing would
-     prune, and the windowed rows (:mod:`rdpcalc.kfamily`) against the full search, n = 10³ … 10⁵;
+     prune, and the windowed rows (:mod:`rdpcalc.worstcase.kfamily`) against the full search, n = 10³ … 10⁵;
   L. ``rdpcalc sweep`` (issue 18): one spec serially and on the embedded LocalCluster.
 Accuracy is measured against the exact engine at 60 digits where that is feasible.
 """
@@ -46,9 +46,9 @@ from peers import float64_peer, mpmath_peer  # noqa: E402
 
 import rdpcalc  # noqa: E402
 from rdpcalc import __version__  # noqa: E402
-from rdpcalc.neighbours import sweep_n  # noqa: E402
 from rdpcalc.numerics import FastEngine, levels  # noqa: E402
 from rdpcalc.orders import parse_alpha_range  # noqa: E402
+from rdpcalc.worstcase.neighbours import sweep_n  # noqa: E402
 
 ALPHAS = [*parse_alpha_range("1.01:1000:100"), math.inf]
 ORDERS_10 = [1.5, 2, 5, 10, 20, 50, 100, 200, 1000, math.inf]
@@ -376,7 +376,7 @@ def pruning_share(name: str, params: dict, n: int, widths) -> list[tuple[int, fl
 
 
 def kfamily_section() -> list[str]:
-    from rdpcalc import kfamily
+    from rdpcalc.worstcase import kfamily
 
     lines = ["## K. The worst case over k at large n (issue 18)", "",
              "**Pruning by data processing, measured before building on it.** A range k ∈ [lo, lo + w] is bounded by "

@@ -8,7 +8,7 @@
 
 Two methods:
 
-* ``pld`` (default): each event's dominating pair (:mod:`rdpcalc.pld`) composed by
+* ``pld`` (default): each event's dominating pair (:mod:`rdpcalc.privacy.pld`) composed by
   dp-accounting's privacy loss distributions — tight up to the grid step ``discretization``
   (the result is always an upper bound: every rounding is pessimistic);
 * ``rdp``: Rényi curves added up and converted with Canonne, Kamath & Steinke (2020, Prop. 12).
@@ -27,9 +27,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import accounting as acc
-from . import pld as pldlib
 from .errors import ParameterError
+from .privacy import pld as pldlib
+from .privacy import rdp as acc
 
 METHODS = ("pld", "rdp")
 
@@ -89,7 +89,7 @@ class Accountant:
 
     def infinity_reason(self, delta: float) -> str | None:
         """``pld``: why :meth:`get_epsilon` is +∞ at ``delta`` (None where it is finite or for
-        ``rdp``), in words (:func:`rdpcalc.pld.infinity_reason`)."""
+        ``rdp``), in words (:func:`rdpcalc.privacy.pld.infinity_reason`)."""
         delta = acc.check_delta(delta, "delta")
         if self.method != "pld" or self._pld is None:
             return None
@@ -107,7 +107,7 @@ class Accountant:
     def grid_step(self) -> float | None:
         """``pld``: the grid step of the composition, ``discretization`` or, where a long
         composition needed a coarser grid to stay in memory, 2^j times it
-        (:func:`rdpcalc.pld.compose`)."""
+        (:func:`rdpcalc.privacy.pld.compose`)."""
         return None if self._pld is None else pldlib.grid_step(self._pld)
 
     @property
@@ -127,7 +127,7 @@ def _add_curves(first: acc.RdpCurve, second: acc.RdpCurve) -> acc.RdpCurve:
 class PairEvent(DpEvent):
     """A mechanism given by two output pmfs P and Q on one support (as probabilities), for the
     neighbouring pair in both orders: PLD of the larger of (P‖Q) and (Q‖P) at every ε; Rényi
-    curve max(D_α(P‖Q), D_α(Q‖P)) at :data:`rdpcalc.accounting.ORDERS` and ∞."""
+    curve max(D_α(P‖Q), D_α(Q‖P)) at :data:`rdpcalc.privacy.rdp.ORDERS` and ∞."""
 
     def __init__(self, p: Sequence[float], q: Sequence[float], name: str = "pair"):
         p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
@@ -158,7 +158,7 @@ class GaussianEvent(DpEvent):
     """The Gaussian mechanism N(f(D), σ²) with sensitivity Δ, optionally Poisson-subsampled at
     ``sample_rate`` γ (add/remove neighbours).
 
-    PLD: the dominating pairs built (:func:`rdpcalc.pld.dominating_pld`) from the exact
+    PLD: the dominating pairs built (:func:`rdpcalc.privacy.pld.dominating_pld`) from the exact
     hockey-stick curves, the remove and add directions composed separately. With μ = Δ/σ,
     G(t) = Φ(μ/2 − log t/μ) − t Φ(−μ/2 − log t/μ) is the curve of (N(Δ, σ²) ‖ N(0, σ²))
     (Balle & Wang 2018, Thm 8); for the subsampled mechanism,
@@ -283,19 +283,19 @@ RELATIONS = ("replace-one", "add-remove")
 class MechanismEvent(DpEvent):
     """One round of a quantization mechanism over ``dim`` coordinates: n of ``clients`` sampled
     (``sampling``), each coordinate's SecAgg sum (or, for the ``local`` observer, one client's
-    message) seen by ``observer`` (:data:`rdpcalc.accounting.OBSERVERS`), neighbours by
+    message) seen by ``observer`` (:data:`rdpcalc.privacy.rdp.OBSERVERS`), neighbours by
     ``relation`` (:data:`RELATIONS`). Both the Rényi curve and the PLD are computed once and
     kept (the event is reused for every count composed).
 
     Where the observer knows the sample (``server``, ``local``, or no sampling), one round is
     the mechanism itself: its Rényi curve is the per-round worst case
     (:func:`per_round_curve`) and its PLD the dominating pair of the worst-case family
-    (:mod:`rdpcalc.dominating`), each composed over the coordinates. For ``release`` with
+    (:mod:`rdpcalc.worstcase.dominating`), each composed over the coordinates. For ``release`` with
     sampling the Rényi curve is amplified (Wang, Balle & Kasiviswanathan 2019); no PLD bound
     for sampling without replacement is implemented, so the ``pld`` method refuses it.
 
     ``relation`` ``add-remove`` (client 1 present or absent) is accounted by PLD
-    (:func:`rdpcalc.dominating.add_remove_pld`; its Rényi curve is +∞, :func:`_add_remove_curve`):
+    (:func:`rdpcalc.worstcase.dominating.add_remove_pld`; its Rényi curve is +∞, :func:`_add_remove_curve`):
     for the ``server`` (the sum of n clients against the n − 1 others'), and for ``release``
     with ``sampling`` ``poisson`` (each client in the sum independently at rate n/N, the
     sample hidden).
@@ -348,8 +348,8 @@ class MechanismEvent(DpEvent):
         return self._cache["rdp"]
 
     def round_pld(self, discretization: float = pldlib.DISCRETIZATION):
-        """The dominating pair of one coordinate of one round (:class:`rdpcalc.dominating.RoundPld`)."""
-        from . import dominating
+        """The dominating pair of one coordinate of one round (:class:`rdpcalc.worstcase.dominating.RoundPld`)."""
+        from .worstcase import dominating
 
         if self.amplified and self.relation == "replace-one":
             raise ParameterError("method", "pld: the observer does not know the sample and no PLD amplification "
@@ -365,11 +365,11 @@ class MechanismEvent(DpEvent):
                                                              self.rate if self.amplified else 1.0, discretization)
             else:
                 if self.clients_in_sum > 1 and self.per_round == "certified":
-                    from . import worstcase
                     from .queries import require_costs
+                    from .worstcase import secagg
 
                     _check_searchable(self.mechanism, self.clients_in_sum)
-                    require_costs(worstcase.search_costs(self.mechanism, self.clients_in_sum, 1))
+                    require_costs(secagg.search_costs(self.mechanism, self.clients_in_sum, 1))
                 self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
                                                             discretization)
         return self._cache[key]
@@ -421,12 +421,12 @@ def check_relation(relation: str, observer: str, sampling: str, sampled: bool) -
 
 
 def _check_searchable(mechanism, clients_in_sum: int) -> None:
-    from . import worstcase
     from .queries import check_distribution
+    from .worstcase import secagg
 
-    if clients_in_sum > worstcase.SEARCH_MAX_N:
+    if clients_in_sum > secagg.SEARCH_MAX_N:
         raise ParameterError("n", f"the worst case of a SecAgg sum is searched and certified up to n = "
-                                  f"{worstcase.SEARCH_MAX_N} clients, got {clients_in_sum}")
+                                  f"{secagg.SEARCH_MAX_N} clients, got {clients_in_sum}")
     check_distribution(mechanism)
 
 
@@ -437,13 +437,13 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     ``release`` observers, one client's message for ``local``. ``amplified``: the curve is
     wanted at the integer orders of the amplification bound too.
 
-    For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase`): ``per_round`` =
+    For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase.secagg`): ``per_round`` =
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
     where the search is exhaustive), ``found`` the largest value the search found, a lower
     bound of the worst case and so *not* a guarantee."""
-    from . import tails, worstcase
     from .numerics import make_engine
     from .queries import divergence, require_costs
+    from .worstcase import secagg, tails
 
     if per_round not in PER_ROUND:
         raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
@@ -452,7 +452,7 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     if clients_in_sum > 1:
         _check_searchable(mechanism, clients_in_sum)
     if tails.has_tails(mechanism) and per_round == "certified":  # the upper ends of the certified brackets
-        require_costs(worstcase.search_costs(mechanism, clients_in_sum, len(orders), worstcase.EXHAUSTIVE_BUDGET,
+        require_costs(secagg.search_costs(mechanism, clients_in_sum, len(orders), secagg.EXHAUSTIVE_BUDGET,
                                              dps if engine == "exact" else None))
         records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
         values = [r["certified_upper"] for r in records]
@@ -460,9 +460,9 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
                 f"10^{mechanism.log_tail_mass_bound() / math.log(10):.1f}; "
                 f"{records[0].get('certificate', 'one client')})")
     elif clients_in_sum > 1 and per_round == "certified":  # its memory refused beyond the budget first
-        require_costs(worstcase.search_costs(mechanism, clients_in_sum, len(orders), worstcase.EXHAUSTIVE_BUDGET,
+        require_costs(secagg.search_costs(mechanism, clients_in_sum, len(orders), secagg.EXHAUSTIVE_BUDGET,
                                              dps if engine == "exact" else None))
-        values, certificate = worstcase.certified_upper(mechanism, clients_in_sum, orders,
+        values, certificate = secagg.certified_upper(mechanism, clients_in_sum, orders,
                                                         make_engine(engine, dps, clients_in_sum, mechanism.modulus))
         text = f"certified upper bound of the worst case ({certificate})"
     else:

@@ -11,10 +11,10 @@ import mpmath
 
 from .mechanisms import Mechanism
 from .mechanisms.base import Exact
-from .neighbours import require_pairs
 from .numerics import make_engine
 from .orders import collect_alphas
-from .queries import divergence, order_texts
+from .queries import divergence
+from .worstcase.neighbours import require_pairs
 
 
 def bound(
@@ -45,7 +45,7 @@ def bound(
     is checked against (``compares``) and whether it ``holds`` (None for values only reported)."""
     mechanism.bound_options(**options)  # an unknown or invalid option is refused before any computation
     make_engine(engine, dps)  # as are the engine and its digits, which the closed forms run at
-    orders = collect_alphas(order_texts(alphas), alpha_ranges)
+    orders = collect_alphas(alphas, alpha_ranges)
     if math.inf not in orders:
         orders.append(math.inf)
     require_pairs(len(mechanism.breakpoints()), mechanism.size_parameter())  # before the closed forms
@@ -68,7 +68,7 @@ def bound(
         rows = divergence(mechanism, alphas=needed, neighbours=protocol, engine=engine, dps=dps)
         advance()
         for row in rows:
-            # a windowed noise gives a certified bracket (rdpcalc.tails): its lower end, never shown as exact
+            # a windowed noise gives a certified bracket (rdpcalc.worstcase.tails): its lower end, never shown as exact
             bracket = (row["divergence"], row["certified_upper"]) if "windowed_divergence" in row else None
             exact_values[(target, row["alpha"])] = bracket or row["divergence"]
             if row["alpha"] in orders:

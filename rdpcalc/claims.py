@@ -4,7 +4,7 @@ A :class:`Claim` names the paper and the place, states the claim in one line, an
 ``check`` that returns (verdict, our values). Verdicts: ``holds``, ``fails``, ``holds only
 under the paper's protocol`` (the RQM paper's random ±c assignment of the other clients, with
 PBM at 16 trials), or ``undecided`` where the claim holds for the worst case found but the
-certified upper bound of the worst case (n > 1, :mod:`rdpcalc.worstcase`) does not settle it.
+certified upper bound of the worst case (n > 1, :mod:`rdpcalc.worstcase.secagg`) does not settle it.
 The claims are the papers' own statements (theorems, their proofs' steps, figure legends and
 text), each located by the paper's section, equation or figure number.
 """

@@ -31,10 +31,10 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from . import accounting as acc
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import MAX_LEVELS, exact_pmf, log_pmf
+from .privacy import rdp as acc
 
 #: standard deviations of the sum's noise that the modular range keeps beside the inputs (ddg, skellam)
 Z_RANGE = 4

@@ -56,9 +56,10 @@ def parse_alpha_range(text: str) -> list[float]:
     return [float(v) for v in values]
 
 
-def collect_alphas(singles: Iterable[str | float] = (), ranges: Iterable[str] = ()) -> list[float]:
-    """All requested orders, sorted and without duplicates; the defaults if none."""
-    values = [parse_alpha(text) for text in singles]
+def collect_alphas(singles: Iterable[str | float] | None = (), ranges: Iterable[str] = ()) -> list[float]:
+    """All requested orders (numbers or texts such as "inf"), sorted and without duplicates; the
+    defaults if none."""
+    values = [parse_alpha(text) for text in singles or ()]
     for text in ranges:
         values.extend(parse_alpha_range(text))
     if not values:

@@ -19,16 +19,17 @@ from fractions import Fraction
 
 import mpmath
 
-from . import resources, tails
-from .certificate import TOLERANCE as CERTIFY_WITHIN
+from . import resources
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import exact_pmf
-from .neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs
 from .numerics import check_dps, make_engine
 from .orders import collect_alphas
-from .worstcase import EXHAUSTIVE_BUDGET, Cost
+from .worstcase import tails
+from .worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
+from .worstcase.neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs
+from .worstcase.secagg import EXHAUSTIVE_BUDGET, Cost
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -83,7 +84,7 @@ def divergence(
         alphas: orders, numbers ≥ 1 or "inf"; ``alpha_ranges``: "START:STOP:COUNT[:log|lin]"
             strings. Neither given: 1, 2, 10, ∞.
         neighbours: ``worst`` (the maximum over client 1's pair and the others' inputs, searched
-            and certified; see :mod:`rdpcalc.worstcase`), ``pm-c`` (client 1 at ±b, the others at
+            and certified; see :mod:`rdpcalc.worstcase.secagg`), ``pm-c`` (client 1 at ±b, the others at
             ±b, maximised over their number k at +b) or ``paper`` (b against −b, k drawn at
             random with ``seed``).
         others_plus: k, the number of other clients at +b (the rest at −b), in [0, n − 1].
@@ -106,7 +107,7 @@ def divergence(
     where ``search`` is ``exhaustive`` and the pmfs are affine between breakpoints). A +∞ comes
     with its ``reason``."""
     check_distribution(mechanism)
-    orders = collect_alphas(order_texts(alphas), alpha_ranges)
+    orders = collect_alphas(alphas, alpha_ranges)
     inputs, inputs_text = _input_set(mechanism, grid, margin)
     chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget,
                                certify_within)
@@ -125,7 +126,7 @@ def divergence(
 def _bracketed(mechanism: Mechanism, record: dict, lower: float, upper: float) -> dict:
     """A record of a mechanism with unbounded noise: the engines' value is the windowed one
     (``windowed_divergence``); ``divergence`` and ``certified_upper`` are the certified bracket
-    of the true value (:mod:`rdpcalc.tails`)."""
+    of the true value (:mod:`rdpcalc.worstcase.tails`)."""
     out = dict(record)
     out["windowed_divergence"] = record["divergence"]
     if "divergence_digits" in out:
@@ -249,11 +250,6 @@ def pmf(mechanism: Mechanism, *, x, dps: int = 50) -> list[dict]:
             )
     return rows
 
-
-
-def order_texts(alphas: Sequence[float | str] | None) -> list[str]:
-    """The orders ``alphas`` as the texts :func:`rdpcalc.orders.collect_alphas` parses."""
-    return [a if isinstance(a, str) else str(a) for a in alphas or []]
 
 
 def _digits(value, dps: int) -> str:

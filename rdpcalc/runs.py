@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import accounting as acc
 from .accountant import METHODS, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
-from .pld import LOSS_CAP, check_discretization
+from .privacy import rdp as acc
+from .privacy.pld import LOSS_CAP, check_discretization
 from .queries import make_mechanism
 
 #: the δ of the ε-against-δ curve (:meth:`AccountedRun.epsilon_delta_curve`)
@@ -154,7 +154,7 @@ def account_run(
             clients (default ``n``: no sampling); ``rounds``; ``dim``: coordinates per round,
             each quantized independently.
         sampling: ``without-replacement`` (n of ``clients``) or ``poisson`` (rate n/clients).
-        observer: who sees what (:data:`rdpcalc.accounting.OBSERVERS`): ``server`` (the SecAgg
+        observer: who sees what (:data:`rdpcalc.privacy.rdp.OBSERVERS`): ``server`` (the SecAgg
             sum, and who was sampled), ``release`` (the released sum; the sample hidden, so
             sampling amplifies) or ``local`` (each message, and who sent it).
         relation: ``replace-one`` (one client's input changes; Poisson sampling is refused) or
@@ -411,7 +411,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
               solve_range: Sequence[float] | None = None, progress: Callable[[int, int], None] | None = None,
               **run) -> dict:
     """The value of parameter ``solve`` at which the whole run's ε meets ``dp_epsilon``, by
-    regula falsi (:func:`rdpcalc.accounting.solve_monotone`) between the ends of its range
+    regula falsi (:func:`rdpcalc.privacy.rdp.solve_monotone`) between the ends of its range
     (:func:`solvable`, or ``solve_range``).
 
     Parameters:

@@ -12,8 +12,8 @@ from dp_accounting import rdp
 
 import rdpcalc
 from rdpcalc import ParameterError, runs
-from rdpcalc import accounting as acc
 from rdpcalc.cli import main
+from rdpcalc.privacy import rdp as acc
 
 
 def dp_accounting_epsilon(sigma: float, rate: float, rounds: int, delta: float, method: str = "rdp") -> float:
@@ -229,14 +229,14 @@ def _exact_pair_pld_lower_bound(rounds: int, delta: float) -> float:
 
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    from rdpcalc import worstcase
     from rdpcalc.numerics import make_engine
+    from rdpcalc.worstcase import secagg
 
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     engine = make_engine("fast")
     points = list(mech.breakpoints())
     clients = [engine.client(mech, p) for p in points]
-    rest = worstcase.multiset_sum(engine, clients, [39 if p == Fraction(7, 5) else 0 for p in points])
+    rest = secagg.multiset_sum(engine, clients, [39 if p == Fraction(7, 5) else 0 for p in points])
     p, q = (engine.add_client(engine.client(mech, x), rest)[0] for x in (Fraction(3, 2), Fraction(-3, 2)))
     epsilons = []
     for first, second in ((p, q), (q, p)):

@@ -1,4 +1,4 @@
-"""The certified worst case (rdpcalc.certificate): every bound against the true maximum, computed
+"""The certified worst case (rdpcalc.worstcase.certificate): every bound against the true maximum, computed
 independently (brute force over every multiset by plain numpy convolutions, or in exact
 fractions), and Theorem A against its own definition evaluated in exact fractions."""
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc import certificate, worstcase
 from rdpcalc.numerics import make_engine
+from rdpcalc.worstcase import certificate, secagg
 
 from .oracles import convolve_fractions, renyi_float, rqm_pmf_by_enumeration
 
@@ -224,7 +224,7 @@ def test_search_certificates_are_above_a_local_search():
     rng = random.Random(7)
 
     def value(counts, alpha):
-        rest = worstcase.multiset_sum(engine, clients, counts)
+        rest = secagg.multiset_sum(engine, clients, counts)
         best = -math.inf
         for x, y in itertools.permutations(range(len(points)), 2):
             p, q = engine.add_client(clients[x], rest), engine.add_client(clients[y], rest)

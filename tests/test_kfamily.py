@@ -1,4 +1,4 @@
-"""The windowed worst case over k (rdpcalc.kfamily): its brackets against the full search (every
+"""The windowed worst case over k (rdpcalc.worstcase.kfamily): its brackets against the full search (every
 row on its whole support), against a brute-force oracle in mpmath, with the windows cut short so
 that the tail bounds carry real weight, and through the command line beyond n = 2000."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc import kfamily
 from rdpcalc.cli import main
-from rdpcalc.neighbours import WINDOWED_MAX_N
+from rdpcalc.worstcase import kfamily
+from rdpcalc.worstcase.neighbours import WINDOWED_MAX_N
 
 ORDERS = [1, 2, 10, math.inf]
 

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc import dominating, pld, queries
+from rdpcalc import queries
 from rdpcalc.cli import main
 from rdpcalc.errors import ParameterError
+from rdpcalc.privacy import pld
+from rdpcalc.worstcase import dominating
 
 
 def _hockey(p: np.ndarray, q: np.ndarray, eps: float) -> float:
@@ -242,13 +244,13 @@ def _optimistic_pair_epsilon(mech, x, x_prime, others: dict, rounds: int, delta:
     lower bound on any valid ε."""
     from dp_accounting.pld import privacy_loss_distribution as their_pld
 
-    from rdpcalc import worstcase
     from rdpcalc.numerics import make_engine
+    from rdpcalc.worstcase import secagg
 
     engine = make_engine("fast")
     points = list(mech.breakpoints())
     clients = [engine.client(mech, point) for point in points]
-    rest = worstcase.multiset_sum(engine, clients, [others.get(point, 0) for point in points])
+    rest = secagg.multiset_sum(engine, clients, [others.get(point, 0) for point in points])
     p, q = (engine.add_client(engine.client(mech, value), rest)[0] for value in (x, x_prime))
     result = 0.0
     for first, second in ((p, q), (q, p)):
@@ -348,13 +350,13 @@ def test_certified_per_round_pld_is_above_the_exhaustive_one(name, params, n):
     assert "exhaustive" in exhaustive.family and "common component" in certified.family
     for eps in (-0.5, 0.0, 0.3, 1.0, 2.0, 4.0):
         assert certified.pld.get_delta_for_epsilon(eps) >= exhaustive.pld.get_delta_for_epsilon(eps) * (1 - 1e-9)
-    from rdpcalc import worstcase
     from rdpcalc.numerics import FastEngine
+    from rdpcalc.worstcase import secagg
 
     engine = FastEngine()
     points = list(mech.breakpoints())
     clients = [engine.client(mech, point) for point in points]
-    rest = worstcase.multiset_sum(engine, clients, [n - 1] + [0] * (len(points) - 1))
+    rest = secagg.multiset_sum(engine, clients, [n - 1] + [0] * (len(points) - 1))
     p, q = (np.exp(engine.add_client(clients[i], rest)[0]) for i in (0, -1))
     for eps in (0.0, 0.5, 1.5):
         assert exhaustive.pld.get_delta_for_epsilon(eps) >= max(_hockey(p, q, eps), _hockey(q, p, eps)) * (1 - 1e-9)

@@ -15,8 +15,8 @@ import pytest
 
 import rdpcalc
 from rdpcalc.mechanisms import PBM, RQM
-from rdpcalc.neighbours import sweep_n
 from rdpcalc.numerics import FastEngine
+from rdpcalc.worstcase.neighbours import sweep_n
 
 C = F(3, 2)
 ALPHAS = [1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, math.inf]

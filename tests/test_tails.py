@@ -1,4 +1,4 @@
-"""The certified brackets of windowed unbounded noises (rdpcalc.tails): monotone in α at both
+"""The certified brackets of windowed unbounded noises (rdpcalc.worstcase.tails): monotone in α at both
 ends, never inverted, and the rounding allowance they rest on measured against mpmath."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc import tails
 from rdpcalc.numerics import FastEngine
+from rdpcalc.worstcase import tails
 
 ORDERS = [1, 1 + 1e-9, 1.01, 2, 10]
 CASES = [

@@ -1,4 +1,4 @@
-"""The worst case for n > 1 clients (rdpcalc.worstcase): the search against an exhaustive run,
+"""The worst case for n > 1 clients (rdpcalc.worstcase.secagg): the search against an exhaustive run,
 against an independent brute-force oracle, and the certified upper bound."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import mpmath
 import pytest
 
 import rdpcalc
-from rdpcalc import worstcase
 from rdpcalc.mechanisms import RQM
 from rdpcalc.numerics import make_engine
+from rdpcalc.worstcase import secagg
 
 from .oracles import convolve_fractions, rqm_pmf_by_enumeration
 
@@ -100,7 +100,7 @@ def test_search_matches_a_brute_force_oracle(case):
     assert list(mech.breakpoints()) == oracle_breakpoints(F(c), F(delta), m)
     expected, attained = oracle_worst(c, delta, m, q, n, alpha)
     for engine in ("fast", "exact"):
-        for budget in (worstcase.MAX_BUDGET, 1):  # exhaustive, then the two-group search + ascent
+        for budget in (secagg.MAX_BUDGET, 1):  # exhaustive, then the two-group search + ascent
             [record] = rdpcalc.divergence(mech, n=n, alphas=[alpha], engine=engine, dps=30, budget=budget)
             assert record["divergence"] == pytest.approx(expected, rel=1e-12), (engine, budget, attained)
             assert record["certified_upper"] >= record["divergence"] * (1 - 1e-12)
@@ -121,7 +121,7 @@ def oracle_laws(record: dict) -> tuple[list[F], list[F]]:
 
 def test_the_oracle_configuration_reproduces_the_record():
     """The configuration a record names gives its value in the oracle's own arithmetic."""
-    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=4, alphas=[2], budget=worstcase.MAX_BUDGET)
+    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=4, alphas=[2], budget=secagg.MAX_BUDGET)
     p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert record["divergence"] == pytest.approx(float(oracle_divergence(p, q, 2)), rel=1e-13)
@@ -130,7 +130,7 @@ def test_the_oracle_configuration_reproduces_the_record():
 def test_both_directions_matter():
     """Swapping x and x′ changes the value, so a search that tried one direction only would
     miss the worst case (the oracle tries both)."""
-    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=3, alphas=[3], budget=worstcase.MAX_BUDGET)
+    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=3, alphas=[3], budget=secagg.MAX_BUDGET)
     p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert float(oracle_divergence(q, p, 3)) < record["divergence"] * (1 - 1e-6)
@@ -148,8 +148,8 @@ def test_search_finds_the_exhaustive_maximum_fast(seed):
     mech, n = random_rqm(rng), rng.randint(3, 6)
     alphas = [1, 2, 10, math.inf]
     engine = make_engine("fast")
-    exhaustive = worstcase.search(mech, n, alphas, engine, budget=worstcase.MAX_BUDGET)
-    found = worstcase.search(mech, n, alphas, engine, budget=1)
+    exhaustive = secagg.search(mech, n, alphas, engine, budget=secagg.MAX_BUDGET)
+    found = secagg.search(mech, n, alphas, engine, budget=1)
     assert exhaustive.search == "exhaustive" and found.search == "two-group+ascent"
     for alpha, best, value in zip(alphas, exhaustive.values, found.values):
         assert value == pytest.approx(best, rel=1e-12), f"{mech!r} n={n} α={alpha}: the search misses by {best - value:.3g}"
@@ -162,9 +162,9 @@ def test_search_finds_the_exhaustive_maximum_exact(seed):
     mech = rqm(F(rng.randint(1, 8), 4), F(rng.randint(1, 8), 4), rng.randint(3, 5), F(rng.randint(1, 9), 10))
     n, alphas = 3, [2, math.inf]
     engine = make_engine("exact", 30)
-    exhaustive = worstcase.search(mech, n, alphas, engine, budget=worstcase.MAX_BUDGET)
-    found = worstcase.search(mech, n, alphas, engine, budget=1)
-    fast = worstcase.search(mech, n, alphas, make_engine("fast"), budget=worstcase.MAX_BUDGET)
+    exhaustive = secagg.search(mech, n, alphas, engine, budget=secagg.MAX_BUDGET)
+    found = secagg.search(mech, n, alphas, engine, budget=1)
+    fast = secagg.search(mech, n, alphas, make_engine("fast"), budget=secagg.MAX_BUDGET)
     for best, value, quick in zip(exhaustive.values, found.values, fast.values):
         assert value == pytest.approx(best, rel=1e-25 if best < math.inf else 0)
         assert quick == pytest.approx(best, rel=1e-12)
@@ -176,8 +176,8 @@ def test_certified_upper_bounds_the_value_and_equals_it_when_exhaustive(n):
     """Exhaustive, the bracket closes up to the rounding margins of the compiled enumeration."""
     mech = rqm("1", "1", 6, "1/3")
     alphas = [1, 2, 10, math.inf]
-    for budget in (1, 50, worstcase.MAX_BUDGET):
-        result = worstcase.search(mech, n, alphas, make_engine("fast"), budget=budget)
+    for budget in (1, 50, secagg.MAX_BUDGET):
+        result = secagg.search(mech, n, alphas, make_engine("fast"), budget=budget)
         for value, upper in zip(result.values, result.upper):
             assert upper >= value
             if result.search == "exhaustive":
@@ -189,8 +189,8 @@ def test_certified_upper_bounds_the_exhaustive_value_at_larger_n():
     exhaustive maximum."""
     mech = rqm("1", "1", 5, "1/3")
     alphas = [1, 2, 10, math.inf]
-    exhaustive = worstcase.search(mech, 7, alphas, make_engine("fast"), budget=worstcase.MAX_BUDGET)
-    bounded = worstcase.search(mech, 7, alphas, make_engine("fast"), budget=20)
+    exhaustive = secagg.search(mech, 7, alphas, make_engine("fast"), budget=secagg.MAX_BUDGET)
+    bounded = secagg.search(mech, 7, alphas, make_engine("fast"), budget=20)
     assert bounded.search == "two-group+ascent" and "Theorem A" in bounded.certificate
     for exact_max, upper in zip(exhaustive.values, bounded.upper):
         assert exact_max <= upper <= exact_max * 1.01
@@ -199,7 +199,7 @@ def test_certified_upper_bounds_the_exhaustive_value_at_larger_n():
 def test_worst_case_does_not_increase_with_n():
     """Data processing: W_{n+1} ≤ W_n (exhaustive values)."""
     mech = rqm("1", "2", 5, "1/2")
-    values = [worstcase.search(mech, n, [2], make_engine("fast"), budget=worstcase.MAX_BUDGET).values[0]
+    values = [secagg.search(mech, n, [2], make_engine("fast"), budget=secagg.MAX_BUDGET).values[0]
               for n in range(2, 7)]
     assert all(later <= earlier * (1 + 1e-12) for earlier, later in zip(values, values[1:]))
 
@@ -271,7 +271,7 @@ def test_mirror_symmetry_is_real(mechanism_name):
 
 def test_common_component_is_shared_by_every_breakpoint():
     mech = rqm("3/2", "3/2", 16, "21/50")
-    share, component = worstcase.common_component(mech)
+    share, component = secagg.common_component(mech)
     assert 0 < share < 1 and float(mpmath.fsum(component)) == pytest.approx(1, abs=1e-30)
     with mpmath.workdps(40):
         for b in mech.breakpoints():
@@ -289,9 +289,9 @@ def test_common_component_bound_is_above_the_exhaustive_maximum(seed):
     mech, n = random_rqm(rng), rng.randint(3, 7)
     alphas = [1, 2, 10, math.inf]
     engine = make_engine("fast")
-    exhaustive = worstcase.search(mech, n, alphas, engine, budget=worstcase.MAX_BUDGET)
+    exhaustive = secagg.search(mech, n, alphas, engine, budget=secagg.MAX_BUDGET)
     clients = [engine.client(mech, p) for p in mech.breakpoints()]
-    bound = worstcase._MixtureBound(mech, n, alphas, engine, clients).bound()
+    bound = secagg._MixtureBound(mech, n, alphas, engine, clients).bound()
     for alpha, value, upper in zip(alphas, exhaustive.values, bound):
         assert upper >= value * (1 - 1e-12), f"{mech!r} n={n} α={alpha}"
 
@@ -303,13 +303,13 @@ def test_common_component_bound_is_above_the_exhaustive_maximum(seed):
 def test_sweep_reuse_gives_the_values_of_separate_searches(name, params):
     """A sweep over n skips configurations bounded by the previous n; it must find what the
     searches at each n find alone, and certify the same bounds."""
-    from rdpcalc.neighbours import sweep_n
+    from rdpcalc.worstcase.neighbours import sweep_n
 
     mech = rdpcalc.make_mechanism(name, **params)
     alphas = [2.0, 10.0]
     swept = sweep_n(mech, range(2, 13), alphas, ("worst",), make_engine("fast"))
     for n in range(2, 13):
-        alone = worstcase.search(mech, n, alphas, make_engine("fast"))
+        alone = secagg.search(mech, n, alphas, make_engine("fast"))
         points = swept[("worst", n)][1]
         assert [p.value for p in points] == pytest.approx(alone.values, rel=1e-12)
         assert [p.upper for p in points] == pytest.approx(alone.upper, rel=1e-12)
@@ -321,11 +321,11 @@ def test_a_sweep_over_n_reuses_a_certificate_that_stays_above_the_exhaustive_val
     of the exhaustive search at n; at n ≥ 1.1·n′ it is computed again."""
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=8, q="0.42")
     engine, alphas, memo = make_engine("fast"), [2.0, 10.0], {}
-    swept = {n: worstcase.search(mech, n, alphas, engine, budget=1, memo=memo) for n in (20, 21, 22)}
+    swept = {n: secagg.search(mech, n, alphas, engine, budget=1, memo=memo) for n in (20, 21, 22)}
     assert "the certificate at n = 20" in swept[21].certificate and swept[21].upper == swept[20].upper
     assert "the certificate at n =" not in swept[20].certificate + swept[22].certificate
     for n in (21, 22):
-        exhaustive = worstcase.search(mech, n, alphas, engine)
+        exhaustive = secagg.search(mech, n, alphas, engine)
         assert exhaustive.search == "exhaustive"
         assert all(u >= v * (1 - 1e-12) for u, v in zip(swept[n].upper, exhaustive.values))
 
@@ -337,14 +337,14 @@ def test_a_sweep_over_n_reuses_a_certificate_that_stays_above_the_exhaustive_val
 def test_certificate_between_orders_by_chords_is_valid(name, params, n):
     """With many orders the certificates are computed at a few and bounded by chords in between:
     never below the exhaustive value at an order computed alone, and close to it."""
-    from rdpcalc.accounting import ORDERS
+    from rdpcalc.privacy.rdp import ORDERS
 
     mech = rdpcalc.make_mechanism(name, **params)
     orders = [float(a) for a in ORDERS[ORDERS <= 60]]
-    assert len(orders) > worstcase._CERTIFICATE_ORDERS
-    chords, _ = worstcase.certified_upper(mech, n, orders, make_engine("fast"))
+    assert len(orders) > secagg._CERTIFICATE_ORDERS
+    chords, _ = secagg.certified_upper(mech, n, orders, make_engine("fast"))
     for alpha in (1.1, 1.5, 3.0, 7.0, 20.0, 50.0):
-        [alone] = worstcase.search(mech, n, [alpha], make_engine("fast"), budget=worstcase.MAX_BUDGET).values
+        [alone] = secagg.search(mech, n, [alpha], make_engine("fast"), budget=secagg.MAX_BUDGET).values
         chord = chords[orders.index(alpha)]
         assert alone * (1 - 1e-12) <= chord <= alone * 1.05, alpha
 
@@ -377,7 +377,7 @@ def test_common_component_bound_against_an_exact_rational_oracle():
                for x, y in itertools.permutations(points, 2))
     engine = make_engine("fast")
     clients = [engine.client(mech, p) for p in mech.breakpoints()]
-    ours = worstcase._MixtureBound(mech, n, [2.0], engine, clients)
+    ours = secagg._MixtureBound(mech, n, [2.0], engine, clients)
     assert ours.share == pytest.approx(float(share), rel=1e-14)
     with mpmath.workdps(40):
         expected = float(mpmath.log(mpmath.mpf(best.numerator) / best.denominator))
@@ -417,7 +417,7 @@ def test_reported_configuration_does_not_depend_on_chunks(monkeypatch):
     """Mirror configurations tie up to their last bits: the one reported is the first within
     TIE_RTOL in the order (k, pair), whatever chunks the ks are processed in, and the value is
     the maximum over all of them (checked against each configuration computed on its own)."""
-    from rdpcalc import neighbours
+    from rdpcalc.worstcase import neighbours
 
     mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
     whole = rdpcalc.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
@@ -437,11 +437,11 @@ def test_the_certified_bound_is_non_decreasing_in_alpha_whatever_the_order_asked
     shuffled gives the same bounds."""
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=8, q="0.42")
     alphas = [1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0, math.inf]
-    result = worstcase.search(mech, 20, alphas, make_engine("fast"), budget=1)
+    result = secagg.search(mech, 20, alphas, make_engine("fast"), budget=1)
     assert all(low <= high for low, high in zip(result.upper, result.upper[1:]))
     assert all(u >= v for u, v in zip(result.upper, result.values))
     shuffled = [alphas[i] for i in (9, 0, 5, 2, 8, 1, 7, 3, 6, 4)]
-    again = worstcase.search(mech, 20, shuffled, make_engine("fast"), budget=1)
+    again = secagg.search(mech, 20, shuffled, make_engine("fast"), budget=1)
     assert dict(zip(shuffled, again.upper)) == pytest.approx(dict(zip(alphas, result.upper)), rel=1e-12)
 
 
@@ -451,12 +451,12 @@ def test_progress_moves_during_the_certificate():
     never go back, and some report lies strictly inside the certificate's share."""
     mech = rdpcalc.make_mechanism("rqm", c="1", delta="1", m=8, q="2/5")
     reports = []
-    worstcase.search(mech, 16, [2.0, 10.0], make_engine("fast"), budget=100,
+    secagg.search(mech, 16, [2.0, 10.0], make_engine("fast"), budget=100,
                      progress=lambda done, total: reports.append((done, total)))
     totals = {total for _, total in reports}
     assert len(totals) == 1
     total = totals.pop()
     counts = [done for done, _ in reports]
     assert counts == sorted(counts) and counts[-1] == total
-    start = total - worstcase.CERTIFICATE_STEPS
+    start = total - secagg.CERTIFICATE_STEPS
     assert any(start < done < total for done in counts), counts

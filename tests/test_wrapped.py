@@ -1,4 +1,4 @@
-"""PBM whose SecAgg sum wraps (rdpcalc.wrapped): the hull of a box in exact fractions, the boxes'
+"""PBM whose SecAgg sum wraps (rdpcalc.worstcase.wrapped): the hull of a box in exact fractions, the boxes'
 cover, and the certified bound against dense grids of the others' inputs computed independently
 (numpy on the binomial pmfs, folded modulo 2^bits)."""
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc import worstcase, wrapped
 from rdpcalc.numerics import FastEngine
+from rdpcalc.worstcase import secagg, wrapped
 
 from .oracles import binomial_pmf, convolve_fractions
 
@@ -96,7 +96,7 @@ def test_certified_bound_is_above_a_dense_grid_and_below_the_relaxed_family(thet
     mech = rdpcalc.make_mechanism("pbm", c="1", theta=theta, trials=trials, bits=bits)
     records = rdpcalc.divergence(mech, n=n, alphas=alphas)
     dense = _grid_maximum(1.0, float(F(theta)), trials, bits, n, alphas, np.linspace(-1, 1, 41))
-    relaxed, _ = worstcase._relaxed_upper(mech, n, alphas, FastEngine(mech.modulus))
+    relaxed, _ = secagg._relaxed_upper(mech, n, alphas, FastEngine(mech.modulus))
     for record, grid_value, relaxed_value in zip(records, dense, relaxed):
         assert record["divergence"] <= record["certified_upper"] * (1 + 1e-12)
         assert grid_value <= record["certified_upper"] * (1 + 1e-9)
@@ -111,7 +111,7 @@ def test_the_headline_case_closes_where_the_relaxed_family_did_not():
     gave 5.390 against 5.193 found; the branch-and-bound brings the bracket within its tolerance."""
     mech = rdpcalc.make_mechanism("pbm", c="1", theta="3/10", trials=7, bits=4)
     [record] = rdpcalc.divergence(mech, n=4, alphas=[math.inf])
-    relaxed, _ = worstcase._relaxed_upper(mech, 4, [math.inf], FastEngine(mech.modulus))
+    relaxed, _ = secagg._relaxed_upper(mech, 4, [math.inf], FastEngine(mech.modulus))
     assert relaxed[0] > 1.03 * record["divergence"]
     assert record["certified_upper"] <= record["divergence"] * (1 + wrapped.TOLERANCE)
 
@@ -121,7 +121,7 @@ def test_points_of_the_boxes_raise_the_value_found_above_a_coarse_grid():
     configuration reported attains it (recomputed here with numpy)."""
     mech = rdpcalc.make_mechanism("pbm", c="1", theta="3/10", trials=7, bits=4)
     engine = FastEngine(mech.modulus)
-    outcome = wrapped.branch_and_bound(mech, 4, [math.inf], engine, worstcase._pair_maximum, np.array([5.0]))
+    outcome = wrapped.branch_and_bound(mech, 4, [math.inf], engine, secagg._pair_maximum, np.array([5.0]))
     assert outcome.complete and outcome.found[0] > 5.19
     [others] = outcome.others
     points = [float(x) for x, count in others for _ in range(count)]
@@ -134,7 +134,7 @@ def test_a_box_too_large_to_split_stops_the_search_with_a_valid_bound(monkeypatc
     monkeypatch.setattr(wrapped, "MAX_ROWS", 10)
     mech = rdpcalc.make_mechanism("pbm", c="1", theta="3/10", trials=7, bits=4)
     engine = FastEngine(mech.modulus)
-    outcome = wrapped.branch_and_bound(mech, 4, [2, math.inf], engine, worstcase._pair_maximum)
-    relaxed, _ = worstcase._relaxed_upper(mech, 4, [2, math.inf], engine)
+    outcome = wrapped.branch_and_bound(mech, 4, [2, math.inf], engine, secagg._pair_maximum)
+    relaxed, _ = secagg._relaxed_upper(mech, 4, [2, math.inf], engine)
     assert not outcome.complete and "hull rows" in outcome.stop and outcome.boxes == 1
     assert outcome.upper == pytest.approx(relaxed, rel=1e-12)

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import resources
-from ..accounting import check_delta
 from ..errors import ParameterError
 from ..exactnum import to_fraction, to_int
 from ..mechanisms.base import MECHANISMS, Mechanism
+from ..privacy.rdp import check_delta
 from ..queries import divergence, make_mechanism
 from ..runs import account
 from .data import FederatedData, digits, federate, idx_dataset

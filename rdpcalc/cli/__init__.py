@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from .. import resources
 from ..errors import ParameterError
 from . import options
-from .options import option_text, with_options
-from .render import QUIET, spell_in_ascii
+from .options import QUIET, option_text, with_options
+from .render import spell_in_ascii
 
 __all__ = ["main"]
 

@@ -18,7 +18,7 @@ from ..io import check_output_file, check_output_folder, to_csv, to_json, write_
 from ..mechanisms import MECHANISMS, Mechanism
 from ..version import VERSION
 from . import render
-from .options import Opt, command, default_text, from_param, hint
+from .options import QUIET, Opt, command, default_text, from_param, hint
 from .outputs import FL_FILES, run_figures, write_run
 
 FORMATS = ("table", "json", "csv", "tsv")
@@ -60,7 +60,7 @@ def engine_options() -> list[Opt]:
 
 def _setup(values: dict) -> str:
     """Apply --quiet and --max-memory; the output format (--json is --format json)."""
-    render.QUIET["on"] = bool(values.pop("quiet", False))
+    QUIET["on"] = bool(values.pop("quiet", False))
     size = values.pop("max_memory", None)
     if size is not None:
         resources.set_budget(resources.parse_size(size, "max_memory"))
@@ -104,7 +104,7 @@ def emit(records: list[dict], form: str, csv_path: str | None, draw: Callable[[l
     files = [(csv_path, "csv", lambda: to_csv(rows)), *files]
     written = [(path, contents(), name) for path, name, contents in files if path is not None]
     write_outputs(written)
-    if form == "table" and not render.QUIET["on"]:
+    if form == "table" and not QUIET["on"]:
         for path, _, _ in written:
             print(f"wrote {path}")
 
@@ -162,9 +162,9 @@ def _others_option(cls: type[Mechanism]) -> Opt:
 
 
 def divergence_command(cls: type[Mechanism]):
-    from ..certificate import TOLERANCE as CERTIFY_WITHIN
-    from ..neighbours import PROTOCOLS
-    from ..worstcase import EXHAUSTIVE_BUDGET, MAX_BUDGET
+    from ..worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
+    from ..worstcase.neighbours import PROTOCOLS
+    from ..worstcase.secagg import EXHAUSTIVE_BUDGET, MAX_BUDGET
 
     options = [
         *mechanism_options(cls),
@@ -325,7 +325,7 @@ def target_options(single: bool = False, epsilon_required: bool = False) -> list
 
 def run_options() -> list[Opt]:
     from ..accountant import PER_ROUND, RELATIONS
-    from ..accounting import OBSERVERS, SAMPLING
+    from ..privacy.rdp import OBSERVERS, SAMPLING
 
     return [
         Opt("n", "Clients sampled per round (the SecAgg sum), ≥ 1.", kind=int, default=1, panel="Run"),
@@ -437,7 +437,7 @@ LONG_RUN_ROUNDS = 10_000
 def _note_fine_grid(values: dict) -> None:
     """Before the work: a note when --discretization makes the PLD grids much longer than the
     default's (their length, and the PLD stage's time, grow about as the ratio)."""
-    from ..pld import DISCRETIZATION
+    from ..privacy.pld import DISCRETIZATION
 
     step = values.get("discretization")
     if values.get("method") != "rdp" and step is not None and step <= FINE_DISCRETIZATION:
@@ -845,7 +845,7 @@ def sweep_command():
              scheduler: str | None, workers: int | None, serial: bool) -> None:
         from .. import sweep
 
-        render.QUIET["on"] = quiet
+        QUIET["on"] = quiet
         if example:
             sys.stdout.write(sweep.EXAMPLE_SPEC)
             return

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..mechanisms import Param
-from .render import QUIET
+
+#: set by ``--quiet``: no progress bars, hints or "wrote …" lines on stderr
+QUIET = {"on": False}
 
 #: API keywords whose option is not ``--`` + the name with dashes
 SPECIAL_OPTIONS = {"alphas": "--alpha", "alpha_ranges": "--alphas", "mechanism": "MECHANISM", "ids": "ID"}

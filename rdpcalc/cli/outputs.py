@@ -13,7 +13,8 @@ from ..errors import ParameterError
 from ..figures import generate, output_names, registry, select, write_index
 from ..io import check_output_folder, json_text, record_written, to_csv, to_json, write_outputs
 from ..version import VERSION
-from .render import QUIET, progress
+from .options import QUIET
+from .render import progress
 
 #: The files :func:`write_run` writes into a run's folder.
 FL_FILES = ("fl.csv", "fl.meta.json", "summary.json", "fl.png")

@@ -12,9 +12,8 @@ import sys
 from contextlib import contextmanager
 
 from ..orders import format_alpha
+from .options import QUIET, with_options
 
-#: set by ``--quiet``: no progress bars, hints or "wrote …" lines on stderr
-QUIET = {"on": False}
 #: a bracket [found, certified] wider than this (relative) is pointed out under the table
 WIDE_BRACKET = 0.01
 
@@ -82,7 +81,7 @@ def render_divergence(mechanism, records: list[dict]) -> None:
     first = records[0]
     engine = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
     clients = "one client" if first["n"] == 1 else f"SecAgg sum of n = {first['n']} clients"
-    bracketed = "windowed_divergence" in first  # unbounded noise: a certified bracket (rdpcalc.tails)
+    bracketed = "windowed_divergence" in first  # unbounded noise: a certified bracket (rdpcalc.worstcase.tails)
     searched = (first["n"] > 1 and first["neighbours"] == "worst") or bracketed or first.get("search") == "windowed"
     table = Table()
     table.add_column("α", justify="right")
@@ -372,8 +371,6 @@ def curve_rows(records: list[dict], curves: dict | None) -> list[dict]:
 
 def render_compare(records: list[dict]) -> None:
     from rich.table import Table
-
-    from .options import with_options  # options reads this module's QUIET
 
     first = records[0]
     table = Table()

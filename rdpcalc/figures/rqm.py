@@ -15,7 +15,7 @@ Two kinds of panel:
 
 Both protocols are drawn: the paper's (others at ±c at random, seed 0) solid, the worst case
 dashed — at n = 1 over all input pairs, at n > 1 the largest value the search of
-:mod:`rdpcalc.worstcase` found, with its certified upper bound as the top of a shaded band
+:mod:`rdpcalc.worstcase.secagg` found, with its certified upper bound as the top of a shaded band
 wherever the two differ (the true worst case lies in the band). Figure 1(b) shows the two pmfs
 at x = c (q = 0.42 and θ = 0.25 are our assumption; the paper does not state them).
 """
@@ -30,9 +30,9 @@ import mpmath
 import numpy as np
 
 from ..mechanisms import PBM, RQM
-from ..neighbours import sweep_n
 from ..numerics import FastEngine
 from ..orders import parse_alpha_range
+from ..worstcase.neighbours import sweep_n
 from .spec import FigureSpec
 from .style import COLOURS, PROTOCOL_STYLE, new_figure, save
 

@@ -11,7 +11,6 @@ import mpmath
 
 from ..errors import ParameterError
 from ..orders import collect_alphas
-from ..queries import order_texts
 from . import noise as layered_noise
 
 #: clients of :func:`layered_bits`: the exact Irwin–Hall density table behind λ(n) costs about
@@ -37,7 +36,7 @@ def layered_divergence(noise: str, *, sigma=1, sensitivity=1, n: int = 1, alphas
     sigma_value = layered_noise.check_sigma(sigma)
     sensitivity_value = float(layered_noise.check_sensitivity(sensitivity))
     n = layered_noise.check_clients(n)
-    orders = collect_alphas(order_texts(alphas), alpha_ranges)
+    orders = collect_alphas(alphas, alpha_ranges)
     records = []
     with mpmath.workdps(30):
         for alpha in orders:

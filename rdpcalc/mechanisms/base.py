@@ -169,7 +169,7 @@ class Bound:
 class Exact:
     """An exact value a bound is checked against when it is not a divergence the engines
     compute (e.g. an MSE): the value and what it is; with ``upper``, the value is only known to
-    lie in the certified bracket [value, upper] (:mod:`rdpcalc.tails`)."""
+    lie in the certified bracket [value, upper] (:mod:`rdpcalc.worstcase.tails`)."""
 
     value: mpmath.mpf
     text: str
@@ -290,14 +290,14 @@ class Mechanism(ABC):
     def pmf(self, x: Fraction) -> list[mpmath.mpf]:
         """The output pmf at input ``x`` at the current mpmath precision."""
 
-    #: how the worst case of the SecAgg sum treats the other clients (:mod:`rdpcalc.worstcase`):
+    #: how the worst case of the SecAgg sum treats the other clients (:mod:`rdpcalc.worstcase.secagg`):
     #: "affine" (the pmf is affine in x between breakpoints, so others at breakpoints are the
     #: whole family), "relaxed" (PBM: a certified relaxation, ``relaxed_components``), or
     #: "breakpoints" (others searched at the breakpoints only; certified by one client)
     OTHERS_FAMILY: ClassVar[str] = "affine"
     #: for a ``"breakpoints"`` family: whether each output's probability is unimodal in the input
     #: on [−b, b] (so its minimum over the inputs is at ±b), which certifies the others' common
-    #: component over the whole interval (:func:`rdpcalc.certificate.continuum`); the proof is
+    #: component over the whole interval (:func:`rdpcalc.worstcase.certificate.continuum`); the proof is
     #: the mechanism's to give
     UNIMODAL_IN_INPUT: ClassVar[bool] = False
 

@@ -65,7 +65,7 @@ class PBM(Mechanism):
 
     def relaxed_components(self) -> tuple[list, list, int]:
         """The pmfs of one trial at −c and at c, Bernoulli(p(∓c)), and the trials per client: the
-        others' trials relaxed to independent inputs (:mod:`rdpcalc.worstcase`)."""
+        others' trials relaxed to independent inputs (:mod:`rdpcalc.worstcase.secagg`)."""
         low, high = (to_mpf(self.success_probability(x)) for x in (-self.c, self.c))
         return [1 - low, low], [1 - high, high], self.trials
 

@@ -78,7 +78,7 @@ class QuantizedGaussian(Mechanism):
 
     WORST_PAIR_PREMISE = ("for finite α the extreme pair ±C_q/2 is the worst by a numerical check (grids of input pairs), "
                           "not a proof; for α = ∞ by the likelihood-ratio order")
-    #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase`)
+    #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase.secagg`)
     OTHERS_FAMILY = "breakpoints"
     #: P_y(r) = (h_r ∘ clip) * φ_σ at y, with h_r the stochastic-rounding hat of level r (for the
     #: end levels, a ramp rising to 1 at ±C_q, held beyond by the clipping): a unimodal function

@@ -112,7 +112,7 @@ class QMGeo(Mechanism):
             r -= 1
         return r, t - r
 
-    #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase`)
+    #: the pmf is not affine in x between the breakpoints (:mod:`rdpcalc.worstcase.secagg`)
     OTHERS_FAMILY = "breakpoints"
 
     def breakpoints(self) -> tuple[Fraction, ...]:

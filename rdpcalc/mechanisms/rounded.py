@@ -11,7 +11,7 @@ with pmf N; it sends the integer O = round(x/γ) + Z, the server decodes γ·(Σ
 affine in x between consecutive grid points: the breakpoints are the grid points kγ in [−c, c]
 and ±c.
 
-**The worst case of the SecAgg sum** (``OTHERS_FAMILY = "shift"``, :mod:`rdpcalc.worstcase`).
+**The worst case of the SecAgg sum** (``OTHERS_FAMILY = "shift"``, :mod:`rdpcalc.worstcase.secagg`).
 Another client at a grid point adds a known integer and its noise; at any other input it adds
 in addition an independent Bernoulli rounding bit, the same under both hypotheses. A known
 shift is a bijection of the sum (also modulo 2^B), and adding independent noise cannot increase
@@ -35,10 +35,10 @@ pmf stays affine in x and positive on all of W for every x. L is the smallest wi
 whose certified tail mass P(|Z| > L) ≤ ε is at most ``tail``; an output leaves W with
 probability at most ε. The true mechanism is then bracketed:
 
-* Rényi divergences: a certified bracket around the windowed values (:mod:`rdpcalc.tails`);
+* Rényi divergences: a certified bracket around the windowed values (:mod:`rdpcalc.worstcase.tails`);
 * privacy loss distributions: H_γ(P‖Q) ≤ H_γ(P̃‖Q̃) + (the mass P̃ misses), at most n·ε for a
   sum of n windowed clients, added to each round's hockey-stick envelope
-  (:mod:`rdpcalc.dominating`).
+  (:mod:`rdpcalc.worstcase.dominating`).
 
 ``bits``: the SecAgg sum wraps modulo 2^bits (:mod:`rdpcalc.numerics`).
 """
@@ -70,14 +70,14 @@ class RoundedNoise(Mechanism):
 
     OTHERS_FAMILY = "shift"
     SAMPLER = "sample_rounded_noise"
-    #: True where the noise has unbounded support (its pmf is windowed; :mod:`rdpcalc.tails`)
+    #: True where the noise has unbounded support (its pmf is windowed; :mod:`rdpcalc.worstcase.tails`)
     UNBOUNDED: bool = True
 
     # ------------------------------------------------------------------- noise (subclasses)
     def noise_window(self) -> tuple[int, int]:
         """(lo, hi): the noise values the pmf is computed on: all of them for bounded noise; for
         unbounded noise −L … L, L the smallest with certified tail mass ≤ ``tail`` and ≥ 2K + 1
-        (the bracket of :mod:`rdpcalc.tails` needs the tails beyond every rounded input)."""
+        (the bracket of :mod:`rdpcalc.worstcase.tails` needs the tails beyond every rounded input)."""
         window = _window(self)
         return -window, window
 
@@ -99,7 +99,7 @@ class RoundedNoise(Mechanism):
 
     def log_tail_sum(self, alpha: float, start: int, y: int, y_prime: int) -> mpmath.mpf:
         """A certified upper bound on log Σ_{o ≥ start} N(o − y)^α N(o − y′)^{1−α} for the true
-        (unwindowed) noise pmf N, α > 1 (unbounded noise only; :mod:`rdpcalc.tails`)."""
+        (unwindowed) noise pmf N, α > 1 (unbounded noise only; :mod:`rdpcalc.worstcase.tails`)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------- geometry

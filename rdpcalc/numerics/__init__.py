@@ -15,7 +15,7 @@ the same support.
 * ``divergences_both(p, q, alphas)``: for each row and each α, the pair of batches
   (D_α(P‖Q), D_α(Q‖P)).
 
-The worst-case search (:mod:`rdpcalc.worstcase`), which runs in the fast engine whichever
+The worst-case search (:mod:`rdpcalc.worstcase.secagg`), which runs in the fast engine whichever
 engine is asked for, also uses the fast engine's ``unit()`` (the pmf of an empty sum),
 ``powers(c, count)`` (the rows C^{*0} … C^{*count}, padded to one
 support), ``from_mpmath(probabilities)`` and ``screen_both`` (quick float divergences for

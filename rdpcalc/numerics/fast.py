@@ -147,7 +147,7 @@ def screened_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> 
     1e−16·S for a support of S points (S ≤ 4·10⁶ within rdpcalc's limits, so < 1e−9). Below
     α = 2, where that form loses digits to cancellation, the orders go through
     :func:`renyi_divergences`. The worst-case search ranks configurations with these and
-    recomputes the ones within a tolerance of the best (:mod:`rdpcalc.worstcase`).
+    recomputes the ones within a tolerance of the best (:mod:`rdpcalc.worstcase.secagg`).
     """
     out = np.empty((2, len(lp), len(alphas)))
     accurate = [index for index, alpha in enumerate(alphas) if alpha < 2]

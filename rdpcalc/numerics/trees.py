@@ -1,4 +1,4 @@
-"""Compiled kernels of the certified worst case (:mod:`rdpcalc.certificate`): the sums of every
+"""Compiled kernels of the certified worst case (:mod:`rdpcalc.worstcase.certificate`): the sums of every
 multiset of clients, built as a tree of short convolutions in the linear domain, and a
 divergence bound evaluated at each leaf.
 

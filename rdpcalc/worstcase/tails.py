@@ -49,12 +49,12 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from . import worstcase
+from ..logdomain import logsumexp
+from ..mechanisms import Mechanism
+from ..numerics import FastEngine, fast
+from . import secagg
 from .certificate import UNIT_ROUNDOFF
-from .logdomain import logsumexp
-from .mechanisms import Mechanism
-from .numerics import FastEngine, fast
-from .worstcase import Configuration
+from .secagg import Configuration
 
 #: the fast engine's windowed sums of n clients: an entry p is within (|log p| + 1)·n·ENTRY_ROUNDINGS
 #: unit roundoffs (2⁻⁵³) of its true value, relative (a log-domain convolution rounds each log by
@@ -180,7 +180,7 @@ class _Sums:
         if others not in self.rests:
             kinds = [value for value, _ in others]
             clients = [self.engine.client(self.mechanism, value) for value in kinds]
-            self.rests[others] = worstcase.multiset_sum(self.engine, clients, [count for _, count in others])
+            self.rests[others] = secagg.multiset_sum(self.engine, clients, [count for _, count in others])
         return self.rests[others]
 
 
@@ -241,7 +241,7 @@ def _windowed_at(mechanism: Mechanism, n: int, alpha: float, lp, lq, worst: bool
     """The windowed value at ``alpha`` (KL's proxy order): the family's maximum when ``worst``,
     else the configuration's own (both directions for one client)."""
     if worst and n > 1:
-        return worstcase.search(mechanism, n, [alpha], FastEngine(mechanism.modulus)).values[0]
+        return secagg.search(mechanism, n, [alpha], FastEngine(mechanism.modulus)).values[0]
     if worst:
         return _single_worst_wrapped(mechanism, alpha)
     return float(fast.renyi_divergences(lp, lq, np.array([alpha]))[0])

@@ -62,12 +62,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import resources
-from .errors import ParameterError
-from .logdomain import logsumexp
-from .mechanisms import Mechanism, log_pmf
-from .numerics import fast, levels
-from .worstcase import Configuration, Cost
+from .. import resources
+from ..errors import ParameterError
+from ..logdomain import logsumexp
+from ..mechanisms import Mechanism, log_pmf
+from ..numerics import fast, levels
+from .secagg import Configuration, Cost
 
 #: log of the share of the window's sum that the tails beyond the window may hold (e^{−46} ≈ 1e−20)
 TAIL_NATS = 46.0

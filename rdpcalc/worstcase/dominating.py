@@ -1,10 +1,10 @@
 """One round's dominating pair: the privacy loss distribution of the worst case over
-neighbouring inputs, for PLD accounting (:mod:`rdpcalc.pld`).
+neighbouring inputs, for PLD accounting (:mod:`rdpcalc.privacy.pld`).
 
 The neighbouring relation is replace-one: client 1 holds x (law P) or x′ (law Q), the other
 clients of the sum keep their inputs. Every hockey-stick divergence H_γ is an f-divergence
 (f(t) = (t − γ)_+), so it is jointly convex in (P, Q) and cannot grow under a Markov kernel;
-the arguments of :mod:`rdpcalc.worstcase` for D_α use nothing else, and carry over to every H_γ
+the arguments of :mod:`rdpcalc.worstcase.secagg` for D_α use nothing else, and carry over to every H_γ
 word for word. The family whose envelope is taken (:func:`per_round_pld`) is therefore:
 
 * **one client** (``local`` observer, or n = 1): every ordered pair of breakpoints (x, x′).
@@ -21,7 +21,7 @@ word for word. The family whose envelope is taken (:func:`per_round_pld`) is the
     the others reduced to their shared part C, H_γ ≤ Σ_K P(K) H_γ(P_x * C^{*K} ‖ P_x′ * C^{*K})
     for each pair (x, x′) — the PLD of the pair with K revealed, the K-weighted mixture of PLDs;
   - PBM: the others' trials relaxed to independent inputs, client 1 at ±b (the garbling
-    argument of :mod:`rdpcalc.worstcase`), every row of the level (beyond RELAXED_PLD_ROWS of
+    argument of :mod:`rdpcalc.worstcase.secagg`), every row of the level (beyond RELAXED_PLD_ROWS of
     the others' trials, in steps bounded by data processing);
   - the quantized Gaussian and QMGeo: one client (data processing down to j = 0).
 * ``found`` (NOT a guarantee): the configurations the Rényi search found worst at a few orders,
@@ -36,11 +36,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import pld as pldlib
-from . import worstcase
-from .errors import ParameterError
-from .mechanisms import Mechanism
-from .numerics import FastEngine
+from ..errors import ParameterError
+from ..mechanisms import Mechanism
+from ..numerics import FastEngine
+from ..privacy import pld as pldlib
+from . import secagg
 
 #: an exhaustive family is evaluated when its pairs × multisets number at most this many
 PLD_BUDGET = 4_000
@@ -73,7 +73,7 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())
     if mechanism.OTHERS_FAMILY == "shift" and clients_in_sum > 1 and per_round != "found":
-        return _result(_shift_family(mechanism, points, clients_in_sum - 1, engine, h), worstcase.SHIFT_CERTIFICATE,
+        return _result(_shift_family(mechanism, points, clients_in_sum - 1, engine, h), secagg.SHIFT_CERTIFICATE,
                        True, _missing_mass(mechanism, clients_in_sum))
     clients = [engine.client(mechanism, p) for p in points]
     if clients_in_sum == 1:
@@ -87,7 +87,7 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     pairs = len(points) * (len(points) - 1)
     if family == "relaxed":
         return _result(*_relaxed(mechanism, clients_in_sum, engine, h), True)
-    if family == "affine" and worstcase.multisets(others, len(points)) * pairs <= budget:
+    if family == "affine" and secagg.multisets(others, len(points)) * pairs <= budget:
         return _result(_exhaustive(clients, points, others, engine, h),
                        f"every pair of breakpoints × every multiset of the {others} others (exhaustive)", True)
     size = 0 if family != "affine" else _data_processing_size(others - 1, len(points), pairs, budget)
@@ -104,7 +104,7 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
 def _data_processing_size(largest: int, kinds: int, pairs: int, budget: int) -> int:
     """The most others, at most ``largest``, whose multisets of ``kinds`` breakpoints times
     ``pairs`` fit in ``budget`` (at least 0: one client)."""
-    return max(j for j in range(largest + 1) if j == 0 or worstcase.multisets(j, kinds) * pairs <= budget)
+    return max(j for j in range(largest + 1) if j == 0 or secagg.multisets(j, kinds) * pairs <= budget)
 
 
 def _result(env: pldlib.Envelope, family: str, certified: bool, missing: float = 0.0) -> RoundPld:
@@ -151,7 +151,7 @@ def _others_text(others) -> str:
 
 
 def _rounded(engine, p: np.ndarray, q: np.ndarray, h: float, weights=None):
-    """The rounded privacy-loss distribution of (P, Q) (:func:`rdpcalc.pld.rounded`), of the sums
+    """The rounded privacy-loss distribution of (P, Q) (:func:`rdpcalc.privacy.pld.rounded`), of the sums
     wrapped modulo the engine's modulus when it has one (:mod:`rdpcalc.numerics`)."""
     return pldlib.rounded(engine.fold(p), engine.fold(q), h, weights)
 
@@ -168,7 +168,7 @@ def _members(engine, totals: list[np.ndarray], points: list, others_of, h: float
 
 def _exhaustive(clients, points, size: int, engine, h) -> pldlib.Envelope:
     """The envelope over client 1's ordered pairs and every multiset of ``size`` others."""
-    rests, keys = worstcase.all_multisets(engine, clients, size)
+    rests, keys = secagg.all_multisets(engine, clients, size)
     totals = [engine.add_client(client, rests) for client in clients]
 
     def others_of(row):
@@ -188,17 +188,17 @@ def _common_component(mechanism, clients, points, others: int, engine, h) -> tup
 
 def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.ndarray, np.ndarray]:
     """(λ, the rows C^{*K} for K = 0 … others, the Binomial(others, λ) weights of K)."""
-    share, component = worstcase.common_component(mechanism)
+    share, component = secagg.common_component(mechanism)
     share = float(share)
     rows = engine.powers(engine.from_mpmath(component), others)
-    return share, rows, np.exp([worstcase.log_binomial_pmf(others, k, share) for k in range(others + 1)])
+    return share, rows, np.exp([secagg.log_binomial_pmf(others, k, share) for k in range(others + 1)])
 
 
 def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:
     """PBM: rows t and t + M of the relaxed family (t of the others' trials at p(b)), client 1 at
     −b and +b, both orders (:class:`rdpcalc.worstcase.RelaxedFamily`: beyond RELAXED_PLD_ROWS
     trials, t in steps bounded by data processing); the envelope and what it covers."""
-    family = worstcase.RelaxedFamily.of(mechanism, n, engine, RELAXED_PLD_ROWS)
+    family = secagg.RelaxedFamily.of(mechanism, n, engine, RELAXED_PLD_ROWS)
     b = mechanism.bound
     within = f", every split within {family.step} trials (data processing)" if family.step > 1 else ""
     members = []
@@ -222,12 +222,12 @@ def _relaxed_rows(mechanism, engine) -> tuple[np.ndarray, np.ndarray, int]:
 
 def _found(mechanism, n: int, engine, h) -> pldlib.Envelope:
     """The envelope over the configurations the Rényi search found worst at FOUND_ORDERS."""
-    result = worstcase.search(mechanism, n, list(FOUND_ORDERS), engine)
+    result = secagg.search(mechanism, n, list(FOUND_ORDERS), engine)
     points = list(mechanism.breakpoints())
     clients = {p: engine.client(mechanism, p) for p in points}
     members = []
     for config in dict.fromkeys(result.attained):
-        rest = worstcase.multiset_sum(engine, [clients[p] for p in points],
+        rest = secagg.multiset_sum(engine, [clients[p] for p in points],
                                       [dict(config.others).get(p, 0) for p in points])
         p_total = engine.add_client(clients[config.x], rest)[0]
         q_total = engine.add_client(clients[config.x_prime], rest)[0]
@@ -312,7 +312,7 @@ def _others_grid(others: int, rate: float) -> list[int]:
 
     quantiles = {int(binom.ppf(p, others, rate)) for p in (1e-12, 1e-9, 1e-6, 1e-4, 1e-2, 0.1, 0.3, 0.5)}
     powers = {2**k for k in range(20) if 2**k <= max(quantiles)}
-    cap = worstcase.SEARCH_MAX_N - 1
+    cap = secagg.SEARCH_MAX_N - 1
     return sorted({0} | {min(j, cap) for j in quantiles | powers})
 
 
@@ -347,7 +347,7 @@ def _add_remove_family(mechanism, others: int, rate: float, engine, points, clie
 
 
 def _add_remove_exhaustive(options, points, clients, size: int, rate, engine, h):
-    rests, keys = worstcase.all_multisets(engine, clients, size)
+    rests, keys = secagg.all_multisets(engine, clients, size)
     return _two_way_envelopes(options, rests, lambda row: _others_text(
         (points[i], c) for i, c in enumerate(keys[row]) if c), rate, engine, h)
 

@@ -20,7 +20,7 @@ decreasing D_α. Hence
 
 **Search.** Multisets are counted, not sequences (the others are exchangeable). When their
 number C(n − 1 + r − 1, r − 1) (r breakpoints) is within the budget, all are tried
-(``exhaustive``: by the compiled tree of :mod:`rdpcalc.certificate`, 48620 multisets at n = 10
+(``exhaustive``: by the compiled tree of :mod:`rdpcalc.worstcase.certificate`, 48620 multisets at n = 10
 for RQM's 10 breakpoints in about a second). Otherwise the search tries every *two-group*
 configuration — k others at b₁, n − 1 − k at b₂, every b₁ < b₂ and every k, which contains the
 homogeneous configurations and the papers' ±b family — each a row of one level
@@ -33,7 +33,7 @@ the best at some order are recomputed by the engine's accurate divergences, whic
 printed value. With more than eight orders the two-group search and the ascent run at eight
 of them spread over the range, and every configuration they find is evaluated at every order.
 
-**The certificate** (mechanisms affine between breakpoints). :mod:`rdpcalc.certificate` gives
+**The certificate** (mechanisms affine between breakpoints). :mod:`rdpcalc.worstcase.certificate` gives
 the bounds and their proofs: exhaustive enumeration where it fits the budget (the bracket
 closes, up to rounding); otherwise *Theorem A* — the breakpoints split into an exact group,
 enumerated, and a soft group through its common component, each node refined until it is
@@ -72,13 +72,13 @@ Mechanisms whose pmf is not affine between its breakpoints:
   whole family, but the relaxed bound meets it when the sum does not wrap); when the sum wraps
   modulo 2^bits that argument fails, and the others run over a grid of inputs
   (:func:`_wrapped_grid`); a branch-and-bound over boxes of their inputs
-  (:mod:`rdpcalc.wrapped`) then raises the value found with the boxes' points and lowers the
+  (:mod:`rdpcalc.worstcase.wrapped`) then raises the value found with the boxes' points and lowers the
   certificate to the largest bound over the boxes.
 * the quantized Gaussian and QMGeo (``"breakpoints"``): the others' pmfs are not mixtures of
   the breakpoints' pmfs, so the search covers others at breakpoints only. The certificate is
   the one-client value (data processing), and for the quantized Gaussian, each of whose output
   probabilities is unimodal in the input (``UNIMODAL_IN_INPUT``), the smaller of that and
-  Theorem A over the input interval (:func:`rdpcalc.certificate.continuum`); both are as
+  Theorem A over the input interval (:func:`rdpcalc.worstcase.certificate.continuum`); both are as
   certified as the mechanism's own single-client argument for client 1 (``breakpoints()``).
 
 Screens, searches and bounds run in the fast engine whichever engine is asked for; the exact
@@ -99,14 +99,15 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from . import certificate, resources, wrapped
+from .. import resources
+from ..logdomain import logsumexp
+from ..mechanisms import Mechanism
+from ..numerics import FastEngine
+from . import certificate, wrapped
 from .certificate import multisets
-from .logdomain import logsumexp
-from .mechanisms import Mechanism
-from .numerics import FastEngine
 
 #: the search is exhaustive when the others' multisets number at most this many (enumerated by
-#: the compiled tree of :mod:`rdpcalc.certificate`: 48620 at n = 10 for RQM's 10 breakpoints take
+#: the compiled tree of :mod:`rdpcalc.worstcase.certificate`: 48620 at n = 10 for RQM's 10 breakpoints take
 #: about two seconds); the certificate's exhaustive part (Theorem B) uses the largest number of
 #: others whose multisets fit in it
 EXHAUSTIVE_BUDGET = 200_000
@@ -172,7 +173,7 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
     * batches: 8 · _BATCH_ELEMENTS (the rests and totals of one batch, :func:`_batched`);
     * exhaustive in the log domain (a pmf not affine between breakpoints, or a wrapping sum):
       24 · C(n + r − 2, r − 1) · S (the multisets' sums, built, concatenated and selected);
-    * the compiled trees of :mod:`rdpcalc.certificate` (exhaustive, Theorems A and B): a row of
+    * the compiled trees of :mod:`rdpcalc.worstcase.certificate` (exhaustive, Theorems A and B): a row of
       S + 4m numbers per depth (n + 2) per thread, about a dozen such arrays;
     * the common-component bound (affine mechanisms, search not exhaustive): 8 · (r + 1) · n · S
       (the powers of the component and each breakpoint's totals over them);
@@ -698,7 +699,7 @@ _wrapped_memory: dict = {}
 
 
 def _wrapped_outcome(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, found) -> wrapped.Outcome:
-    """:func:`rdpcalc.wrapped.branch_and_bound` over the others' inputs of PBM whose sum wraps,
+    """:func:`rdpcalc.worstcase.wrapped.branch_and_bound` over the others' inputs of PBM whose sum wraps,
     remembered per (mechanism, n, orders): the search runs it for the points that beat its grid,
     the certificate takes its bound."""
     key = (mechanism, n, tuple(alphas))
@@ -804,7 +805,7 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
                     budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], str]:
     """The certified upper bound on W_n(α) (what accounting needs). For a mechanism affine
     between breakpoints the search runs first: Theorem A refines its nodes until they are within
-    a tolerance of the value found (:mod:`rdpcalc.certificate`)."""
+    a tolerance of the value found (:mod:`rdpcalc.worstcase.certificate`)."""
     if n < 2:
         raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
@@ -892,7 +893,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
 def _certificate_orders(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float],
                         count: int = certificate.ORDERS) -> np.ndarray:
-    """:mod:`rdpcalc.certificate`'s bounds at every order: computed at no more than ``count`` of
+    """:mod:`rdpcalc.worstcase.certificate`'s bounds at every order: computed at no more than ``count`` of
     the orders up to certificate.LARGEST_ORDER (and ∞), or at each of them where they number at
     most certificate.DIRECT_ORDERS, chords between them (:func:`_by_chords`); above
     LARGEST_ORDER, the bound at ∞ (D_α ≤ D_∞)."""

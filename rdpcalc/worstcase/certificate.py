@@ -1,9 +1,9 @@
 """Certified upper bounds on the SecAgg worst case W_n(α), tight to the value found.
 
-Notation (as in :mod:`rdpcalc.worstcase`). Breakpoints b₁ < … < b_r, P_b one client's pmf at
+Notation (as in :mod:`rdpcalc.worstcase.secagg`). Breakpoints b₁ < … < b_r, P_b one client's pmf at
 b (support {0 … m−1}); client 1 holds x (law P_x) or x′ (P_x′); the other N = n − 1 clients
 form a multiset M of breakpoints (for a mechanism affine between its breakpoints this loses
-nothing: :mod:`rdpcalc.worstcase`), R_M = *_{b∈M} P_b. For α > 1,
+nothing: :mod:`rdpcalc.worstcase.secagg`), R_M = *_{b∈M} P_b. For α > 1,
 F_α(P‖Q) = Σ_s P(s)^α Q(s)^{1−α} and D_α = log F_α/(α − 1); KL = D₁; D_∞ = log max_s P(s)/Q(s);
 
     W_n(α) = max over x, x′ and M of D_α(P_x * R_M ‖ P_x′ * R_M).
@@ -88,7 +88,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .numerics import trees
+from ..numerics import trees
 
 #: Theorem A's nodes are refined until they are within this relative distance of the value found
 #: (by default: ``certify_within`` of the search sets another)

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ParameterError
-from .logdomain import logsumexp
+from ..errors import ParameterError
+from ..logdomain import logsumexp
 
 #: orders used for unamplified curves: fine near 1, up to 10⁴
 ORDERS = np.array(sorted({1 + x / 20 for x in range(1, 20)} | set(range(2, 65)) |

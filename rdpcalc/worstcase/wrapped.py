@@ -3,7 +3,7 @@
 PBM (Chen, Özgür & Kairouz 2022, arXiv:2207.09916): a client with input x ∈ [−b, b] sends
 Binomial(T, p(x)), p(x) = ½ + θx/b affine in x. With ``bits`` the server sees the sum modulo
 M = 2^bits. Client 1 at ±b is worst for every law of the others, wrapped or not (a binary channel
-per trial, :mod:`rdpcalc.worstcase`), but wrap-around breaks the argument that puts the others
+per trial, :mod:`rdpcalc.worstcase.secagg`), but wrap-around breaks the argument that puts the others
 at ±b, so their inputs range over the whole interval: W_n(α) is a maximum over N = n − 1 inputs
 y_i ∈ [−b, b] (a multiset: the others are exchangeable).
 
@@ -21,7 +21,7 @@ client's law separately, and over a box B = Π_i [l_i, h_i] of inputs
 (moving one client at a time to a vertex of its hull never decreases G). Clients with the same
 interval add up: *_{k∈g} V_{i_k} = Bin(Σ i_k, p(h)) * Bin(|g|T − Σ i_k, p(l)), so a group g of
 equal intervals contributes |g|T + 1 rows (one level of Bernoulli trials), and a box Π_g of them.
-The box [−b, b]^N is the relaxed family of :mod:`rdpcalc.worstcase` (every trial on its own).
+The box [−b, b]^N is the relaxed family of :mod:`rdpcalc.worstcase.secagg` (every trial on its own).
 
 **Branch and bound.** The boxes are multisets of dyadic intervals of [−b, b]; they start as the
 one box [−b, b]^N, and the box whose bound exceeds the value found by the most (relatively, at
@@ -49,8 +49,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .exactnum import to_mpf
-from .mechanisms import Mechanism
+from ..exactnum import to_mpf
+from ..mechanisms import Mechanism
 
 #: the branch-and-bound stops when every box's bound is within this relative distance of the
 #: value found, at every order

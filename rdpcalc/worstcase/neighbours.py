@@ -10,7 +10,7 @@ Protocols:
 * ``worst`` (default). For n = 1, the maximum over all ordered pairs of the mechanism's
   breakpoints: for a pmf affine in x between breakpoints, joint quasi-convexity of D_α puts
   the maximum over input pairs there, so this is the true single-client worst case. For
-  n > 1, the search of :mod:`rdpcalc.worstcase` over client 1's breakpoint pairs and the
+  n > 1, the search of :mod:`rdpcalc.worstcase.secagg` over client 1's breakpoint pairs and the
   others' multisets of breakpoints, with a certified upper bound beside the value found.
 * ``pm-c``: the ±b family the papers have in mind: the maximum over k ∈ {0 … n−1} others at
   +b (the rest at −b) of the pairs (b, −b) and (−b, b). A lower bound of ``worst``, not a
@@ -30,17 +30,18 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import certificate, resources, worstcase
-from .errors import ParameterError
-from .exactnum import fmt
-from .mechanisms import Mechanism
-from .numerics import levels
-from .worstcase import Configuration
+from .. import resources
+from ..errors import ParameterError
+from ..exactnum import fmt
+from ..mechanisms import Mechanism
+from ..numerics import levels
+from . import certificate, secagg
+from .secagg import Configuration
 
 PROTOCOLS = ("worst", "pm-c", "paper")
 #: the largest n for the worst case over k with every row in full (n configurations of n clients each)
 WORST_MAX_N = 2000
-#: the largest n for the ±c family's worst case over k on windows (:mod:`rdpcalc.kfamily`, O(n^1.5 log n))
+#: the largest n for the ±c family's worst case over k on windows (:mod:`rdpcalc.worstcase.kfamily`, O(n^1.5 log n))
 WINDOWED_MAX_N = 100_000
 #: the others' sums are built in chunks of at most this many numbers (ks × support)
 CHUNK_ELEMENTS = 4_000_000
@@ -57,7 +58,7 @@ class Neighbours:
     ks: tuple[int, ...]
     description: str
     seed: int | None = None
-    budget: int = worstcase.EXHAUSTIVE_BUDGET
+    budget: int = secagg.EXHAUSTIVE_BUDGET
     certify_within: float = certificate.TOLERANCE
 
     @property
@@ -92,7 +93,7 @@ def choose_neighbours(
     seed: int = 0,
     inputs: Sequence | None = None,
     inputs_text: str = "",
-    budget: int = worstcase.EXHAUSTIVE_BUDGET,
+    budget: int = secagg.EXHAUSTIVE_BUDGET,
     certify_within: float = certificate.TOLERANCE,
 ) -> Neighbours:
     """Resolve the protocol options into the candidate configurations.
@@ -116,8 +117,8 @@ def choose_neighbours(
             raise ParameterError("others_plus", "cannot be combined with `neighbours` paper (which draws k at random)")
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
             raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= worstcase.MAX_BUDGET:
-        raise ParameterError("budget", f"must be an integer in [1, {worstcase.MAX_BUDGET}], got {budget!r}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= secagg.MAX_BUDGET:
+        raise ParameterError("budget", f"must be an integer in [1, {secagg.MAX_BUDGET}], got {budget!r}")
     if isinstance(certify_within, bool) or not isinstance(certify_within, int | float) or \
             not 0 <= certify_within <= certificate.MAX_TOLERANCE:
         raise ParameterError("certify_within", f"must be a number in [0, {certificate.MAX_TOLERANCE}], got "
@@ -125,8 +126,8 @@ def choose_neighbours(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", f"must be an integer ≥ 0, got {seed!r}")
     searched = protocol == "worst" and n > 1 and k is None and x is None and inputs is None
-    if searched and n > worstcase.SEARCH_MAX_N:
-        raise ParameterError("n", f"the worst-case search runs up to n = {worstcase.SEARCH_MAX_N}; use `neighbours` "
+    if searched and n > secagg.SEARCH_MAX_N:
+        raise ParameterError("n", f"the worst-case search runs up to n = {secagg.SEARCH_MAX_N}; use `neighbours` "
                                   f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or `others_plus` for one configuration")
     windowed = protocol == "pm-c" and k is None and x is None
     if protocol in ("worst", "pm-c") and k is None and n > (WINDOWED_MAX_N if windowed else WORST_MAX_N):
@@ -209,7 +210,7 @@ VALUE_ARRAYS = 3
 
 
 def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours, engine,
-               inputs_parameter: str | None = None) -> list[worstcase.Cost]:
+               inputs_parameter: str | None = None) -> list[secagg.Cost]:
     """The parts of :func:`divergences`' peak memory (bytes), from its parameters, before it
     runs (the worst protocol for n > 1: :func:`rdpcalc.worstcase.search_costs`). With P pairs
     of inputs (the largest group sharing x: G pairs), S = n(m − 1) + 1 points of the sum and
@@ -229,7 +230,7 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
     ``grid`` 301: 25 / 30, ``grid`` 701: 139 / 161; 2000 orders: 7 / 12; exact engine n = 300,
     k = 3: 47 / 56; m = 512: 22 / 25 (tests/test_resources.py checks a few)."""
     if neighbours.protocol == "worst" and n > 1:
-        return worstcase.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
+        return secagg.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
     if windowed_family(neighbours, n):
         from . import kfamily  # imported where used: not at the command line's start-up
 
@@ -256,13 +257,13 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
         sum_bytes = 8 * size * (level_rows + 2 * partners * rows + SUM_TEMPORARIES) + method
     else:
         numbers = powers / 2 + size * (level_rows + 2 * partners * rows)
-        sum_bytes = numbers * worstcase.exact_number_bytes(engine.dps)
+        sum_bytes = numbers * secagg.exact_number_bytes(engine.dps)
         sums += f" at {engine.dps} digits"
     return [
-        worstcase.Cost(PAIR_BYTES * pairs, inputs_parameter or parameter, f"{pairs} pairs of inputs"),
-        worstcase.Cost(8 * VALUE_ARRAYS * pairs * rows * orders + orders * worstcase.ORDER_BYTES, "alpha_ranges",
+        secagg.Cost(PAIR_BYTES * pairs, inputs_parameter or parameter, f"{pairs} pairs of inputs"),
+        secagg.Cost(8 * VALUE_ARRAYS * pairs * rows * orders + orders * secagg.ORDER_BYTES, "alpha_ranges",
                        f"{orders} orders of {pairs * rows} configurations"),
-        worstcase.Cost(sum_bytes, parameter, sums),
+        secagg.Cost(sum_bytes, parameter, sums),
     ]
 
 
@@ -299,7 +300,7 @@ def divergences(
     bound.
     """
     if neighbours.protocol == "worst" and n > 1:
-        found = worstcase.search(mechanism, n, alphas, engine, neighbours.budget, progress, memo,
+        found = secagg.search(mechanism, n, alphas, engine, neighbours.budget, progress, memo,
                                  neighbours.certify_within)
         return [DivergencePoint(alpha, value, precise, configuration, upper, found.search, found.certificate)
                 for alpha, value, precise, configuration, upper
@@ -353,7 +354,7 @@ def divergences(
 
 
 def windowed_family(neighbours: Neighbours, n: int) -> bool:
-    """Whether the worst case over k runs windowed (:mod:`rdpcalc.kfamily`): the ±c family
+    """Whether the worst case over k runs windowed (:mod:`rdpcalc.worstcase.kfamily`): the ±c family
     (``pm-c``, every k) beyond n = WORST_MAX_N, where computing every row in full costs O(n²)."""
     return neighbours.protocol == "pm-c" and n > WORST_MAX_N and len(neighbours.ks) == n
 

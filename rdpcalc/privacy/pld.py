@@ -14,7 +14,7 @@ by dp-accounting (Google's ``dp_accounting.pld``), which convolves PLDs on a gri
 h·ℤ by FFT and rounds pessimistically.
 
 **A dominating pair for a family of pairs.** The worst case over neighbouring inputs is a set
-of pairs, not one (:mod:`rdpcalc.dominating`). This module turns any family — or any valid
+of pairs, not one (:mod:`rdpcalc.worstcase.dominating`). This module turns any family — or any valid
 bound on the family's hockey-stick curves — into one dominating PLD on the grid:
 
 1. each pair's PLD is *rounded up* to the grid (:func:`rounded`): every loss l is moved to
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 #: default grid step h of the privacy loss (nats), dp-accounting's default
 DISCRETIZATION = 1e-4
