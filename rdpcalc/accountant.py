@@ -25,11 +25,15 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+import mpmath
 import numpy as np
 
 from .errors import ParameterError
+from .numerics import fast, make_engine
 from .privacy import pld as pldlib
 from .privacy import rdp as acc
+from .queries import check_distribution, divergence, require_costs
+from .worstcase import dominating, secagg, tails
 
 METHODS = ("pld", "rdp")
 
@@ -141,8 +145,6 @@ class PairEvent(DpEvent):
         self.name = name
 
     def rdp_curve(self) -> acc.RdpCurve:
-        from .numerics import fast
-
         orders = np.array([*acc.ORDERS, math.inf])
         forward, backward = fast.renyi_divergences(self.log_p[None, :], self.log_q[None, :], orders, both=True)
         return acc.RdpCurve(orders, np.maximum(np.asarray(forward, dtype=float)[0], np.asarray(backward, dtype=float)[0]))
@@ -267,7 +269,7 @@ def _check_ratio(sensitivity: float, noise: float, sensitivity_parameter: str, n
 def _gaussian_curve(log_t: np.ndarray, mu: float) -> np.ndarray:
     """G(t) = Φ(a) − tΦ(b), a = μ/2 − log t/μ, b = −μ/2 − log t/μ, as Φ(a)(1 − e^{log t + log Φ(b) −
     log Φ(a)}) (both factors positive: no cancellation in the tails)."""
-    from scipy.special import log_ndtr
+    from scipy.special import log_ndtr  # scipy.special: start-up time
 
     a = mu / 2 - log_t / mu
     b = -mu / 2 - log_t / mu
@@ -349,8 +351,6 @@ class MechanismEvent(DpEvent):
 
     def round_pld(self, discretization: float = pldlib.DISCRETIZATION):
         """The dominating pair of one coordinate of one round (:class:`rdpcalc.worstcase.dominating.RoundPld`)."""
-        from .worstcase import dominating
-
         if self.amplified and self.relation == "replace-one":
             raise ParameterError("method", "pld: the observer does not know the sample and no PLD amplification "
                                            "bound for sampling without replacement is implemented; use `method` rdp")
@@ -365,9 +365,6 @@ class MechanismEvent(DpEvent):
                                                              self.rate if self.amplified else 1.0, discretization)
             else:
                 if self.clients_in_sum > 1 and self.per_round == "certified":
-                    from .queries import require_costs
-                    from .worstcase import secagg
-
                     _check_searchable(self.mechanism, self.clients_in_sum)
                     require_costs(secagg.search_costs(self.mechanism, self.clients_in_sum, 1))
                 self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
@@ -391,8 +388,6 @@ def _add_remove_curve(mechanism, sampled: bool):
     it has no mass, so D_α(with ‖ without) = +∞ for every α ≥ 1; under Poisson sampling the law
     with it is a mixture giving that output weight γ > 0, so the same holds, and amplification
     bounds (Zhu & Wang 2019) of an infinite curve stay infinite."""
-    import mpmath
-
     with mpmath.workdps(30):
         reaches = any(any(p > 0 for p in mechanism.pmf(x)[1:]) for x in mechanism.breakpoints())
     if not reaches:
@@ -421,9 +416,6 @@ def check_relation(relation: str, observer: str, sampling: str, sampled: bool) -
 
 
 def _check_searchable(mechanism, clients_in_sum: int) -> None:
-    from .queries import check_distribution
-    from .worstcase import secagg
-
     if clients_in_sum > secagg.SEARCH_MAX_N:
         raise ParameterError("n", f"the worst case of a SecAgg sum is searched and certified up to n = "
                                   f"{secagg.SEARCH_MAX_N} clients, got {clients_in_sum}")
@@ -441,10 +433,6 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
     where the search is exhaustive), ``found`` the largest value the search found, a lower
     bound of the worst case and so *not* a guarantee."""
-    from .numerics import make_engine
-    from .queries import divergence, require_costs
-    from .worstcase import secagg, tails
-
     if per_round not in PER_ROUND:
         raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
     clients_in_sum = 1 if observer == "local" else n

@@ -19,6 +19,7 @@ from fractions import Fraction
 import mpmath
 
 from . import bounds, queries
+from .layered import bits, noise
 from .layered.tables import layered_divergence
 from .mechanisms import PBM, RQM, QMGeo, QuantizedGaussian
 from .mechanisms.corbin import CorBin
@@ -226,16 +227,12 @@ def _check_corbin_theorem_3() -> tuple[str, str]:
 
 
 def _check_minimal_steps() -> tuple[str, str]:
-    from .layered import noise
-
     gauss, laplace = noise.minimal_shifted_step("gauss", 1.0), noise.minimal_shifted_step("laplace", 1.0)
     ok = abs(gauss - 2 * math.sqrt(math.log(4))) < 1e-12 and abs(laplace - math.sqrt(2) * math.log(2)) < 1e-12
     return (HOLDS if ok else FAILS), f"min f_W: {gauss:.6f}σ (Gaussian), {laplace:.6f}σ (Laplace)"
 
 
 def _check_entropy_gap() -> tuple[str, str]:
-    from .layered import bits
-
     gaps = [bits.conditional_entropy(target, "shifted", sigma, t) - bits.conditional_entropy(target, "direct", sigma, t)
             for target in ("gauss", "laplace") for sigma in (1.0, 3.0) for t in (4.0, 64.0, 1024.0)]
     return (HOLDS if max(gaps) < 1 else FAILS), f"H_shifted − H_direct ≤ {max(gaps):.4f} bits over σ ∈ {{1, 3}}, t ∈ {{4, 64, 1024}}"
@@ -248,8 +245,6 @@ def _check_irwin_hall_rdp() -> tuple[str, str]:
 
 
 def _check_aggregate_vs_individual() -> tuple[str, str]:
-    from .layered import bits
-
     rows = []
     for t in (64.0, 2048.0):
         agg = bits.aggregate_bits_bound(1000, 1.0, t)

@@ -31,10 +31,12 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from .accountant import MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import MAX_LEVELS, exact_pmf, log_pmf
 from .privacy import rdp as acc
+from .runs import _participation, account_run, check_rounds
 
 #: standard deviations of the sum's noise that the modular range keeps beside the inputs (ddg, skellam)
 Z_RANGE = 4
@@ -167,8 +169,6 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     unknown = [name for name in mechanisms if name not in DESIGNS]
     if unknown:
         raise ParameterError("mechanisms", f"must be among {', '.join(DESIGNS)}, got {unknown[0]!r}")
-    from .accountant import MechanismEvent
-    from .runs import _participation, check_rounds
 
     run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer,
            "relation": relation, "participation": participation}
@@ -198,8 +198,6 @@ def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, c
     without its wrap-around (an upper bound), composed as :func:`rdpcalc.account` composes it
     (:func:`rdpcalc.runs.account_run`: the Rényi curve and, where it applies, a PLD; the
     smaller of the two ε, both upper bounds)."""
-    from .runs import account_run
-
     record = account_run(replace(mechanism, bits=None), n=n, rounds=rounds, clients=clients, dim=dim,
                          sampling=sampling, observer=observer, relation=relation,
                          participation=participation).record(dp_delta=dp_delta)

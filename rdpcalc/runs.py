@@ -116,7 +116,7 @@ def report_line(record: dict) -> str:
     """The sentence a paper can quote for an accounting record: ε at δ, the neighbouring
     relation, the observer, the method that gave ε (the smaller of two, where both ran), whether
     it is certified, and the rdpcalc version."""
-    from importlib.metadata import version
+    from importlib.metadata import version  # importlib.metadata: start-up time
 
     epsilon = "+∞" if record["epsilon"] == math.inf else f"{record['epsilon']:.12g}"
     certain = record.get("per_round_choice") in (None, "certified")
@@ -254,7 +254,7 @@ def participation_bound(rounds: int, rate: float, probability: float) -> int:
     (ε, δ + probability) [derived]: the sample does not depend on the data, so for any event E,
     P(E; D) ≤ Σ over samples with at most K rounds of P(s)·(e^ε P(E | s; D′) + δ) + P(more than
     K) — fewer rounds are never worse than K (data processing)."""
-    from scipy.stats import binom
+    from scipy.stats import binom  # scipy.stats: start-up time
 
     if not 0 < probability < 1:
         raise ParameterError("probability", f"must be in (0, 1), got {probability!r}")

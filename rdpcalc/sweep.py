@@ -52,6 +52,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import logging
 import math
 import os
 import stat
@@ -61,8 +62,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import bounds, compare, queries, resources, runs
 from .errors import ParameterError
 from .io import columns, json_text, plain, significant, to_csv, write_atomic
+from .mechanisms import MECHANISMS
 
 #: what ``rdpcalc sweep --example`` prints: a spec with every key of a task explained
 EXAMPLE_SPEC = """\
@@ -266,8 +269,6 @@ def api_names(params: dict, places: dict[str, str], command: str, mechanism) -> 
     to its API name, in place; and ``places`` renamed alike. A key that is an API name of the
     mechanism or a keyword of the command keeps its meaning (CorBin's ``c`` is its center, not
     ``--c``); the same parameter given under two names is refused."""
-    from .mechanisms import MECHANISMS
-
     if command == "compare" or mechanism not in MECHANISMS:
         return params, places
     declared = {param.name for param in MECHANISMS[mechanism].PARAMS}
@@ -294,8 +295,6 @@ def check_point(point: Point, places: dict[str, str], where: str) -> None:
     """Refuse a point whose keys its command and mechanism do not take, or whose mechanism
     cannot be built, naming the key where the spec gives it (``places``: key → its place) or,
     for a key left out, the task (``where``)."""
-    from .mechanisms import MECHANISMS
-
     def refuse(key: str, message: str) -> ParameterError:
         message = message.replace("`", "")
         return _spec_error(places[key], message) if key in places else _spec_error(where, f"{key} {message}")
@@ -324,8 +323,6 @@ def check_point(point: Point, places: dict[str, str], where: str) -> None:
 
 
 def _mechanism_keys(point: Point) -> set[str]:
-    from .mechanisms import MECHANISMS
-
     if point.command == "compare":
         return set()
     return {param.name for param in MECHANISMS[point.mechanism].PARAMS}
@@ -333,8 +330,6 @@ def _mechanism_keys(point: Point) -> set[str]:
 
 def _api_functions(command: str) -> tuple:
     """The API functions whose keyword-only parameters a command's point may set."""
-    from . import bounds, compare, queries, runs
-
     return {"account": (runs.account, runs.account_run), "calibrate": (runs.calibrate, runs.account, runs.account_run),
             "bound": (bounds.bound,), "divergence": (queries.divergence,), "pmf": (queries.pmf,),
             "moments": (queries.moments,), "compare": (compare.compare,)}[command]
@@ -353,8 +348,6 @@ def _keyword_parameters(command: str):
 def _keywords(command: str, mechanism: str | None) -> frozenset[str]:
     """The keywords a command's API function takes besides the mechanism's parameters (read
     once per command and mechanism: a spec may expand to a million points)."""
-    from .mechanisms import MECHANISMS
-
     names = {name for name, _ in _keyword_parameters(command)}
     if command == "calibrate":
         names.discard("params")
@@ -399,8 +392,6 @@ def _split(point: Point) -> tuple[dict, dict]:
 
 def _build(point: Point):
     """The mechanism of a point (for calibrate, its parameters checked with the solved one left out)."""
-    from . import queries, runs
-
     mechanism_params, _ = _split(point)
     if point.command == "calibrate":
         solve = point.params.get("solve")
@@ -418,8 +409,6 @@ def run_point(command: str, mechanism: str | None, params: dict, threads: int | 
     nested). A failure is one record ``{"error": …}``: the sweep records it and goes on. Runs
     on a worker: imports what it needs; ``threads``: the threads the computation may use (one
     on a cluster's worker, whose neighbours run other points)."""
-    from . import resources
-
     point = Point(0, "", command, mechanism, params)
     try:
         with resources.threads_of(threads):
@@ -434,8 +423,6 @@ def run_point(command: str, mechanism: str | None, params: dict, threads: int | 
 
 
 def _call(point: Point) -> list[dict]:
-    from . import bounds, compare, queries, runs
-
     if point.command == "compare":
         return compare.compare(**point.params)
     mechanism_params, options = _split(point)
@@ -549,8 +536,8 @@ def table_bytes(rows: list[dict], form: str) -> bytes:
 def _parquet(rows: list[dict], names: list[str]) -> bytes:
     """Parquet: a column of numbers is float64 (int64 when every value is an int), of booleans
     boolean, anything else text (lists and dicts as JSON); missing values are nulls."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # pyarrow (the distributed extra): only for Parquet
+    import pyarrow.parquet as pq  # pyarrow (the distributed extra): only for Parquet
 
     arrays = {}
     for name in names:
@@ -650,11 +637,9 @@ def _run_on_cluster(points: Sequence[Point], finished: Callable[[Point, list[dic
     """Submit every point to dask.distributed and hand each result to ``finished`` as it comes
     (the caller's process writes the journal). A point whose workers kept dying (dask's
     ``allowed-failures``) is recorded as failed."""
-    import logging
-
-    import dask
-    from dask.distributed import Client, LocalCluster, as_completed
-    from distributed import KilledWorker
+    import dask  # dask (the distributed extra): start-up time
+    from dask.distributed import Client, LocalCluster, as_completed  # dask (the distributed extra): start-up time
+    from distributed import KilledWorker  # dask (the distributed extra): start-up time
 
     for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker", "distributed.core",
                  "distributed.comm", "distributed.client"):
@@ -698,7 +683,7 @@ def check_scheduler(address: str) -> str:
     if protocol not in ("tcp", "tls") or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise ParameterError("scheduler", f"must be an address like tcp://HOST:PORT (PORT 1 … 65535), got {address!r}")
     if protocol == "tls":
-        from distributed.security import Security
+        from distributed.security import Security  # dask (the distributed extra): start-up time
 
         if Security().get_connection_args("client")["ssl_context"] is None:
             raise ParameterError("scheduler", "a tls:// scheduler needs a client certificate: set dask's "

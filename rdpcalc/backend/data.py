@@ -49,7 +49,7 @@ class FederatedData:
 def digits() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's digits, pixels scaled to [0, 1]: (1797 × 64, labels 0–9)."""
     try:
-        from sklearn.datasets import load_digits
+        from sklearn.datasets import load_digits  # scikit-learn (the fl extra): start-up time
     except ImportError:
         raise ParameterError("images", "without `images` and `labels` the run uses scikit-learn's digits: "
                                        "pip install 'rdpcalc[fl]', or give IDX files") from None

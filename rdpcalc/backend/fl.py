@@ -76,7 +76,7 @@ class RunConfig:
 
 def _torch():
     try:
-        import torch
+        import torch  # torch (the fl extra): start-up time
     except ImportError:
         raise ParameterError("mechanism", "FL runs need the optional extra fl: pip install 'rdpcalc[fl]'") from None
     return torch
@@ -160,7 +160,7 @@ def run(config: RunConfig, data: FederatedData, progress: Callable[[int, int], N
     clipped SGD), the run's settings, the final test accuracy and loss, and the accounted
     (ε, δ): ``epsilon`` at ``dp_delta`` (:func:`_privacy`)."""
     torch = _torch()
-    from torch.func import functional_call, grad, vmap
+    from torch.func import functional_call, grad, vmap  # torch (the fl extra): start-up time
 
     clients = len(data.client_x)
     mechanism = check(config, clients)

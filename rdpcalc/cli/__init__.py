@@ -8,13 +8,23 @@ valid range; no traceback reaches the user; files are written all or nothing.
 
 from __future__ import annotations
 
+import codecs
+import errno
 import io
+import os
+import signal
 import sys
+import threading
 from contextlib import contextmanager
+
+import typer
+from typer._click.exceptions import MissingParameter, UsageError
 
 from .. import resources
 from ..errors import ParameterError
+from ..mechanisms import MECHANISMS
 from . import options
+from .commands import build_app
 from .options import QUIET, option_text, with_options
 from .render import spell_in_ascii
 
@@ -37,9 +47,6 @@ def _raise_terminated(signum, _frame):
 @contextmanager
 def _terminating_signals():
     """SIGTERM and SIGHUP raise :class:`Terminated` inside the block (main thread only)."""
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -111,8 +118,6 @@ def _tolerant_stderr():
 def _prepare_streams() -> None:
     """Standard output must be open; characters its encoding lacks are spelled in ASCII
     (:data:`ASCII_SPELLINGS`) instead of failing."""
-    import codecs
-
     if sys.stdout is None:
         raise ParameterError("standard output", "is closed; redirect it to a file or /dev/null")
     codecs.register_error("rdpcalc-ascii", spell_in_ascii)
@@ -124,9 +129,6 @@ def _prepare_streams() -> None:
 def _stdout_failure(error: OSError) -> int:
     """Exit code for an error writing standard output: 0 for a closed pipe (``| head``), 2
     otherwise (a full disk, a closed descriptor)."""
-    import errno
-    import os
-
     try:  # what is still buffered cannot be written either: drop it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
@@ -185,8 +187,6 @@ def _run(argv: list[str] | None) -> int:
 def _invoke(args: list[str]):
     """Build the application, parse and run, as click's ``main`` does without its handling of
     errors (which exits 1 on a closed pipe): every error reaches :func:`main`."""
-    import typer
-
     group = _application()
     options.ARGUMENTS[:] = args
     try:
@@ -203,11 +203,6 @@ _BUILT: dict = {}
 def _application():
     """The typer application as a click group, built again only when the registered mechanisms
     changed since the last call."""
-    import typer
-
-    from ..mechanisms import MECHANISMS
-    from .commands import build_app
-
     key = tuple(MECHANISMS.items())
     if key not in _BUILT:
         _BUILT.clear()
@@ -216,16 +211,12 @@ def _application():
 
 
 def _usage_errors() -> type[Exception]:
-    from typer._click.exceptions import UsageError
-
     return UsageError
 
 
 def _all_missing(error) -> str | None:
     """For click's "Missing option" (it names the first only): every required option of the
     command that the command line lacks, in the help's order; None for other usage errors."""
-    from typer._click.exceptions import MissingParameter
-
     if not isinstance(error, MissingParameter) or error.ctx is None or error.param is None:
         return None
     given = set()
@@ -240,16 +231,12 @@ def _all_missing(error) -> str | None:
 
 
 def _abort() -> type[BaseException]:
-    import typer
-
     return typer.Abort
 
 
 def _is_stdout_error(error: OSError) -> bool:
     """Whether ``error`` came from writing standard output (the files rdpcalc writes raise
     ParameterError naming their option instead)."""
-    import errno
-
     return error.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT)
 
 

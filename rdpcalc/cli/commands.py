@@ -6,17 +6,45 @@ newly registered mechanism appears in every command that :meth:`~rdpcalc.mechani
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from .. import resources
+from ..accountant import METHODS, PER_ROUND, RELATIONS
+from ..backend import fl, montecarlo
+from ..backend.fl import fl_mechanisms
+from ..bounds import bound
+from ..compare import COMPARED, DESIGNS, compare
 from ..errors import ParameterError
+from ..exactnum import to_fraction
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
-from ..mechanisms import MECHANISMS, Mechanism
+from ..layered.tables import BITS_MAX_N, layered_bits, layered_divergence
+from ..mechanisms import FEATURES, MECHANISMS, Mechanism
+from ..numerics import ENGINES
+from ..orders import parse_alpha
+from ..privacy.pld import DISCRETIZATION
+from ..privacy.rdp import OBSERVERS, SAMPLING
+from ..queries import divergence, make_mechanism, moments, pmf
+from ..runs import (
+    REFERENCE_SOLVABLE,
+    REFERENCES,
+    ROUNDS_CURVE_POINTS,
+    account_reference_run,
+    account_run,
+    calibrate,
+    participation_bound,
+)
+from ..runs import solvable as solvable_parameters
 from ..version import VERSION
+from ..worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
+from ..worstcase.neighbours import PROTOCOLS
+from ..worstcase.secagg import EXHAUSTIVE_BUDGET, MAX_BUDGET
 from . import render
 from .options import QUIET, Opt, command, default_text, from_param, hint
 from .outputs import FL_FILES, run_figures, write_run
@@ -49,8 +77,6 @@ ORDER_OPTIONS = [
 
 
 def engine_options() -> list[Opt]:
-    from ..numerics import ENGINES
-
     return [
         Opt("engine", "fast: float64 log domain; exact: MPFR at --dps digits.", kind=ENGINES, default="fast",
             panel="Engine"),
@@ -123,8 +149,6 @@ def _records_body(compute: Callable[..., list[dict]], draw: Callable[[list[dict]
 
 
 def _examples(lines: Sequence[str]) -> str:
-    from rich.markup import escape
-
     return "Examples:\n\n" + "\n\n".join(f"  {escape(line)}" for line in lines)
 
 
@@ -136,7 +160,6 @@ def mechanism_options(cls: type[Mechanism], required: bool | None = None) -> lis
 def make(cls: type[Mechanism], values: dict) -> Mechanism:
     """The mechanism from its parameters in ``values`` (removed from it)."""
     params = {param.name: values.pop(param.name) for param in cls.PARAMS}
-    from ..queries import make_mechanism
 
     return make_mechanism(cls.name, **{key: value for key, value in params.items() if value is not None})
 
@@ -162,10 +185,6 @@ def _others_option(cls: type[Mechanism]) -> Opt:
 
 
 def divergence_command(cls: type[Mechanism]):
-    from ..worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
-    from ..worstcase.neighbours import PROTOCOLS
-    from ..worstcase.secagg import EXHAUSTIVE_BUDGET, MAX_BUDGET
-
     options = [
         *mechanism_options(cls),
         Opt("n", "Clients in the SecAgg sum, 1 … 10⁶.", kind=int, default=1, panel="Neighbours"),
@@ -192,8 +211,6 @@ def divergence_command(cls: type[Mechanism]):
     ]
 
     def body(**values) -> None:
-        from ..queries import divergence
-
         form = _setup(values)
         mechanism = make(cls, values)
         csv_path = values.pop("csv")
@@ -217,8 +234,6 @@ def pmf_command(cls: type[Mechanism]):
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
-        from ..queries import moments, pmf
-
         form = _setup(values)
         mechanism = make(cls, values)
         _check_output(values["csv"])
@@ -239,8 +254,6 @@ def bound_command(cls: type[Mechanism]):
                *ORDER_OPTIONS, *engine_options(), *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
-        from ..bounds import bound
-
         form = _setup(values)
         extra = {param.name: values.pop(param.name) for param in cls.BOUND_PARAMS}
         mechanism = make(cls, values)
@@ -258,8 +271,6 @@ def bound_command(cls: type[Mechanism]):
 
 
 def mc_command(cls: type[Mechanism]):
-    from ..backend import montecarlo
-
     options = [*mechanism_options(cls),
                Opt("x", "The input of every sampled client.", metavar="X", required=True, panel="Sampling"),
                Opt("samples", f"Draws, 1 … {montecarlo.MAX_SAMPLES:.0e}.", kind=int, default=100000, panel="Sampling"),
@@ -274,8 +285,6 @@ def mc_command(cls: type[Mechanism]):
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
-        from ..orders import parse_alpha
-
         form = _setup(values)
         mechanism = make(cls, values)
         _check_output(values["csv"])
@@ -302,8 +311,6 @@ def mc_command(cls: type[Mechanism]):
 
 # ----------------------------------------------------------------------------- accounting
 def method_options() -> list[Opt]:
-    from ..accountant import METHODS
-
     return [
         Opt("method", "pld: dominating pairs composed as privacy loss distributions (tight); rdp: Rényi curves. Default "
             "pld, except rdp where the observer does not know the sample (release with sampling).", kind=METHODS,
@@ -324,9 +331,6 @@ def target_options(single: bool = False, epsilon_required: bool = False) -> list
 
 
 def run_options() -> list[Opt]:
-    from ..accountant import PER_ROUND, RELATIONS
-    from ..privacy.rdp import OBSERVERS, SAMPLING
-
     return [
         Opt("n", "Clients sampled per round (the SecAgg sum), ≥ 1.", kind=int, default=1, panel="Run"),
         Opt("clients", "Clients in all, ≥ n (default n: no sampling); the sampling rate is n/CLIENTS.", kind=int,
@@ -398,8 +402,6 @@ def _note_default_participation(values: dict, record: dict, dp_delta: float) -> 
     a note: the default accounts every round (the guarantee whoever is sampled), while a client
     takes part in far fewer; the K exceeded with probability at most δ/10
     (:func:`rdpcalc.runs.participation_bound`) and what --participation K then guarantees."""
-    from ..runs import participation_bound
-
     rate = record["n"] / record["clients"] if record.get("clients") else 1.0
     if values.get("participation") is not None or record["observer"] == "release" or rate >= 1:
         return
@@ -414,8 +416,6 @@ def _note_default_participation(values: dict, record: dict, dp_delta: float) -> 
 def _note_delta_spelling(cls: type[Mechanism], values: dict) -> None:
     """A note where a mechanism's own --delta (RQM's range extension Δ) is given a value that
     looks like the δ of (ε, δ), which is --dp-delta."""
-    from ..exactnum import to_fraction
-
     param = next((param for param in cls.PARAMS if param.option == "--delta"), None)
     given = values.get(param.name) if param is not None else None
     if given is None:
@@ -437,8 +437,6 @@ LONG_RUN_ROUNDS = 10_000
 def _note_fine_grid(values: dict) -> None:
     """Before the work: a note when --discretization makes the PLD grids much longer than the
     default's (their length, and the PLD stage's time, grow about as the ratio)."""
-    from ..privacy.pld import DISCRETIZATION
-
     step = values.get("discretization")
     if values.get("method") != "rdp" and step is not None and step <= FINE_DISCRETIZATION:
         ratio = f"{DISCRETIZATION / step:.3g}×"
@@ -454,8 +452,6 @@ def _short(value: float) -> str:
 
 def _note_long_plot(run) -> None:
     """Before --plot's curves: a note when the run is long, since ε against rounds composes it again."""
-    from ..runs import ROUNDS_CURVE_POINTS
-
     if run.count >= LONG_RUN_ROUNDS:
         hint(f"--plot: the curve of ε against rounds composes the run again at up to {ROUNDS_CURVE_POINTS} numbers of "
              f"rounds (up to {run.count:,}), each about as long as the composition just done")
@@ -477,8 +473,6 @@ def account_command(cls: type[Mechanism]):
                CURVES, MAX_MEMORY]
 
     def body(**values) -> None:
-        from ..runs import account_run
-
         form = _setup(values)
         _note_delta_spelling(cls, values)
         mechanism = make(cls, values)
@@ -505,8 +499,6 @@ def account_reference_command(kind: str):
                MAX_MEMORY]
 
     def body(**values) -> None:
-        from ..runs import account_reference_run
-
         form = _setup(values)
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
         csv_path, plot_path, curves_path = values.pop("csv"), values.pop("plot"), values.pop("curves")
@@ -523,8 +515,6 @@ def account_reference_command(kind: str):
 
 
 def calibrate_command(cls_or_kind):
-    from ..runs import solvable as solvable_parameters
-
     reference = isinstance(cls_or_kind, str)
     name = cls_or_kind if reference else cls_or_kind.name
     solvable = tuple(solvable_parameters(name))
@@ -540,8 +530,6 @@ def calibrate_command(cls_or_kind):
                    *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
-        from ..runs import calibrate
-
         form = _setup(values)
         if not reference:
             _note_delta_spelling(cls_or_kind, values)
@@ -588,8 +576,6 @@ def layered_divergence_command():
     options = [*layered_options(), *ORDER_OPTIONS, *output_options(), MAX_MEMORY]
 
     def compute(noise: str, **values) -> list[dict]:
-        from ..layered.tables import layered_divergence
-
         return layered_divergence(noise, **values)
 
     return command(_records_body(compute, render.render_layered_divergence), options), {
@@ -599,8 +585,6 @@ def layered_divergence_command():
 
 
 def layered_bits_command():
-    from ..layered.tables import BITS_MAX_N
-
     options = [Opt("noise", "Target error distribution.", kind=("gauss", "laplace"), default="gauss", panel="Mechanism"),
                Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
                Opt("t", "Length t > 0 of the interval the inputs lie in.", default="64", panel="Mechanism"),
@@ -609,8 +593,6 @@ def layered_bits_command():
                *output_options(), MAX_MEMORY]
 
     def compute(noise: str, **values) -> list[dict]:
-        from ..layered.tables import layered_bits
-
         return layered_bits(noise, **values)
 
     return command(_records_body(compute, render.render_layered_bits), options), {
@@ -645,8 +627,6 @@ def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
 
 
 def fl_command():
-    from ..backend.fl import fl_mechanisms
-
     mechanisms = {choice: None if name is None else MECHANISMS[name] for choice, (name, _) in fl_mechanisms().items()}
     parameter_options = _fl_parameter_options(mechanisms)
     options = [
@@ -677,8 +657,6 @@ def fl_command():
     by_spelling = {opt.option: opt.name for opt in parameter_options}
 
     def body(**values) -> None:
-        from ..backend import fl
-
         as_json = _setup(values) == "json"
         name = values.pop("mechanism")
         cls = mechanisms[name]
@@ -731,7 +709,7 @@ def claims_command():
                Opt("markdown", "Also write a Markdown table to FILE.", metavar="FILE", panel="Output"), MAX_MEMORY]
 
     def body(**values) -> None:
-        from .. import claims
+        from .. import claims  # scipy (the layered claims): start-up time
 
         form = _setup(values)
         _check_output(values["csv"])
@@ -762,7 +740,6 @@ def figures_command():
         run_figures(ids or [], values["out"], values["force"], values["list_only"], values["image_format"])
 
     run = command(body, options)
-    import inspect
 
     signature = inspect.signature(run)
     ids = inspect.Parameter("ids", inspect.Parameter.KEYWORD_ONLY, annotation=list[str] | None,
@@ -777,9 +754,6 @@ def figures_command():
 
 
 def compare_command():
-    from ..accountant import RELATIONS
-    from ..compare import COMPARED, DESIGNS
-
     options = [Opt("n", "Clients per round (the SecAgg sum), 2 … 100000.", kind=int, required=True, panel="Run"),
                Opt("bits", "Bits per coordinate B: every client sends B bits, the server gets the sum mod 2^B, 1 … 62.",
                    kind=int, required=True, panel="Run"),
@@ -802,8 +776,6 @@ def compare_command():
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
-        from ..compare import compare
-
         form = _setup(values)
         csv_path = values.pop("csv")
         _check_output(csv_path)
@@ -843,7 +815,7 @@ def sweep_command():
 
     def body(spec: str | None, example: bool, output: str | None, resume: bool, checkpoint: float, quiet: bool,
              scheduler: str | None, workers: int | None, serial: bool) -> None:
-        from .. import sweep
+        from .. import sweep  # start-up time
 
         QUIET["on"] = quiet
         if example:
@@ -900,8 +872,6 @@ def sweep_command():
 
 def _require_module(module: str, parameter: str, what: str) -> None:
     """Refuse (naming ``parameter``) when ``module`` of the ``[distributed]`` extra is missing."""
-    import importlib.util
-
     if importlib.util.find_spec(module) is None:
         raise ParameterError(parameter, f"{what}: pip install 'rdpcalc[distributed]'")
 
@@ -936,8 +906,6 @@ REFERENCE_MECHANISMS = (
 def reference_records() -> list[dict]:
     """The mechanisms of :data:`REFERENCE_MECHANISMS` as records like :func:`mechanism_record`'s
     (kind ``reference``; each parameter's range is its option's help)."""
-    from ..runs import REFERENCE_SOLVABLE
-
     records = []
     for name, title, paper, options, commands in REFERENCE_MECHANISMS:
         parameters = [{"name": opt.name, "option": opt.spelling, "aliases": list(opt.aliases), "range": opt.help.rstrip("."),
@@ -952,8 +920,6 @@ def reference_records() -> list[dict]:
 
 def mechanism_record(cls: type[Mechanism]) -> dict:
     """One mechanism as a record: name, title, paper, parameters and supported commands."""
-    from ..mechanisms import FEATURES
-
     parameters = [{"name": param.name, "option": param.option, "aliases": list(param.aliases),
                    "range": param.range_text().removeprefix("must be "),
                    "default": None if param.default is None else default_text(param.default), "help": param.help}
@@ -1006,8 +972,6 @@ def build_app():
                 function, texts = factory(cls)
                 sub.command(cls.name, **texts)(function)
         if group in ("account", "calibrate"):
-            from ..runs import REFERENCES
-
             for kind in REFERENCES:
                 function, texts = (account_reference_command if group == "account" else calibrate_command)(kind)
                 sub.command(kind, **texts)(function)

@@ -19,8 +19,17 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
+import typer
+from rich.markup import escape
+from typer._click.core import ParameterSource
+from typer._click.globals import get_current_context
+from typer._click.types import StringParamType
+
+from ..errors import ParameterError
+from ..exactnum import fmt
 from ..mechanisms import Param
 
 #: set by ``--quiet``: no progress bars, hints or "wrote …" lines on stderr
@@ -82,10 +91,6 @@ def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
 
 def default_text(value) -> str:
     """A default as the command line would spell it (exact values as decimals: 0.005333)."""
-    from fractions import Fraction
-
-    from ..exactnum import fmt
-
     return fmt(value) if isinstance(value, Fraction) else str(value)
 
 
@@ -112,8 +117,6 @@ def hint(text: str) -> None:
 
 def _text_type():
     """click's string type, named TEXT in help as the options are (typer would print ``<str>``)."""
-    from typer._click.types import StringParamType
-
     class Text(StringParamType):
         def get_metavar(self, param, ctx=None) -> str:
             return "TEXT"
@@ -132,8 +135,6 @@ def _click_type(opt: Opt):
 def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool = False) -> inspect.Parameter:
     """The typer parameter of ``opt`` under ``spellings``; a deprecated spelling's is hidden and
     has no default (so that giving it can be told apart)."""
-    import typer
-
     if opt.kind is bool:
         default, show_default = False, False
     elif deprecated or opt.default is None:
@@ -141,7 +142,6 @@ def _parameter(name: str, opt: Opt, spellings: Sequence[str], deprecated: bool =
     else:
         default = list(opt.default) if opt.multiple else opt.default
         show_default = opt.show if opt.show is not None else True
-    from rich.markup import escape
 
     # a required option with a deprecated spelling is checked by :func:`command` (click would
     # refuse the deprecated spelling alone), the others by click, which marks them in the help
@@ -172,9 +172,6 @@ def metavar(opt: Opt) -> str | None:
 def _given(name: str) -> bool:
     """Whether the option ``name`` of the running command was given on the command line (not
     left at its default)."""
-    from typer._click.core import ParameterSource
-    from typer._click.globals import get_current_context
-
     return get_current_context().get_parameter_source(name) not in (None, ParameterSource.DEFAULT,
                                                                     ParameterSource.DEFAULT_MAP)
 
@@ -186,8 +183,6 @@ ARGUMENTS: list[str] = []
 def _check_given_once(opt: Opt) -> None:
     """An option that takes one value, given more than once (as itself, an alias or a deprecated
     spelling) is refused: click would keep the last value without a word."""
-    from ..errors import ParameterError
-
     spellings = (opt.spelling, *opt.aliases, *opt.deprecated)
     used = [token.split("=", 1)[0] for token in ARGUMENTS if token.split("=", 1)[0] in spellings]
     if len(used) > 1:
@@ -210,8 +205,6 @@ def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., 
             parameters.append(_parameter(key, opt, [spelling], deprecated=True))
 
     def run(**values) -> None:
-        from ..errors import ParameterError
-
         _CURRENT.clear()
         _CURRENT.update({opt.name: opt.described() for opt in options})
         QUIET["on"] = bool(values.get("quiet"))

@@ -7,9 +7,16 @@ a table, each row is printed as ``column: value`` lines instead (numbers are nev
 
 from __future__ import annotations
 
+import errno
 import math
+import os
+import shutil
 import sys
 from contextlib import contextmanager
+
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 
 from ..orders import format_alpha
 from .options import QUIET, with_options
@@ -25,6 +32,7 @@ def progress(description: str):
     if QUIET["on"] or not sys.stderr.isatty():
         yield None
         return
+    # imported only on a terminal: start-up time
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     columns = (TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
@@ -45,16 +53,12 @@ def progress(description: str):
 def console(stderr: bool = False, width: int | None = None):
     """A rich console whose closed pipe raises BrokenPipeError to :func:`main` (rich's own
     handler exits 1 without a word)."""
-    from rich.console import Console
-
     out = Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
     out.on_broken_pipe = _broken_pipe
     return out
 
 
 def _broken_pipe() -> None:
-    import errno
-
     raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
 
@@ -76,8 +80,6 @@ def title(mechanism) -> str:
 
 
 def render_divergence(mechanism, records: list[dict]) -> None:
-    from rich.table import Table
-
     first = records[0]
     engine = f"{first['engine']} engine" + (f", {first['dps']} digits" if "dps" in first else "")
     clients = "one client" if first["n"] == 1 else f"SecAgg sum of n = {first['n']} clients"
@@ -128,8 +130,6 @@ def render_divergence(mechanism, records: list[dict]) -> None:
 
 
 def render_pmf(mechanism, records: list[dict], summary: dict) -> None:
-    from rich.table import Table
-
     table = Table()
     table.add_column("output", justify="right")
     table.add_column("decodes to", justify="right")
@@ -146,8 +146,6 @@ def render_pmf(mechanism, records: list[dict], summary: dict) -> None:
 
 
 def render_bound(mechanism, records: list[dict]) -> None:
-    from rich.table import Table
-
     table = Table()
     table.add_column("quantity")
     table.add_column("α", justify="right")
@@ -191,9 +189,6 @@ def print_block(header: list[str], table, notes: list[str] = ()) -> None:
 def _terminal_width() -> int | None:
     """The width of the terminal on stdout (``COLUMNS`` if it is a positive integer), or None
     when stdout is not a terminal."""
-    import os
-    import shutil
-
     if not sys.stdout.isatty():
         return None
     text = os.environ.get("COLUMNS", "")
@@ -205,9 +200,6 @@ def _terminal_width() -> int | None:
 
 def _natural_width(table) -> int:
     """The width the table needs to show every cell on one line."""
-    from rich.console import Console
-    from rich.measure import Measurement
-
     console = Console(width=10**5, highlight=False)
     return Measurement.get(console, console.options, table).maximum
 
@@ -255,8 +247,6 @@ def alpha_text(alpha: float | None) -> str:
 
 
 def render_layered_divergence(records: list[dict]) -> None:
-    from rich.table import Table
-
     r = records[0]
     table = Table()
     table.add_column("α", justify="right")
@@ -269,8 +259,6 @@ def render_layered_divergence(records: list[dict]) -> None:
 
 
 def render_layered_bits(records: list[dict]) -> None:
-    from rich.table import Table
-
     r = records[0]
     table = Table()
     for column in ("quantity", "value", "unit", "source"):
@@ -283,8 +271,6 @@ def render_layered_bits(records: list[dict]) -> None:
 
 
 def render_mc(mechanism, records: list[dict]) -> None:
-    from rich.table import Table
-
     r = records[0]
     table = Table()
     for column in ("samples", "seed", "χ² (dof)", "p-value", "total variation", f"TV bound ({r['tv_confidence']:.0%})"):
@@ -306,8 +292,6 @@ def render_mc(mechanism, records: list[dict]) -> None:
 
 
 def render_account(records: list[dict]) -> None:
-    from rich.table import Table
-
     r = records[0]
     parameters = ", ".join(f"{k}={number(v)}" for k, v in r["parameters"].items() if v is not None)
     reference = r["mechanism"] in ("gaussian", "laplace")
@@ -370,8 +354,6 @@ def curve_rows(records: list[dict], curves: dict | None) -> list[dict]:
 
 
 def render_compare(records: list[dict]) -> None:
-    from rich.table import Table
-
     first = records[0]
     table = Table()
     for column, justify in (("mechanism", "left"), ("solved", "left"), ("value", "right"), ("ε reached", "right"),
@@ -394,8 +376,6 @@ def render_compare(records: list[dict]) -> None:
 
 
 def render_claims(records: list[dict]) -> None:
-    from rich.table import Table
-
     table = Table(show_lines=True)
     for column in ("paper", "where", "claim", "verdict", "ours"):
         table.add_column(column)
@@ -434,8 +414,6 @@ def render_fl(summary: dict, out_dir: str | None) -> None:
 
 
 def render_mechanisms(records: list[dict]) -> None:
-    from rich.table import Table
-
     table = Table(show_lines=True)
     for column in ("mechanism", "parameters", "commands", "paper"):
         table.add_column(column)

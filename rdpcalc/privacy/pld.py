@@ -182,7 +182,7 @@ def _compiled(function):
     """``function`` (a loop over arrays) compiled by numba: once per process, from numba's
     on-disk cache after the first run; numba is imported here, not at start-up (it takes half
     a second to load)."""
-    import numba
+    import numba  # half a second: start-up time
 
     return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
 
@@ -309,7 +309,7 @@ def dominating_pld(env: Envelope, env_add: Envelope | None = None):
     orders of each pair (replace-one); with ``env_add``, the add/remove pair of directions
     (remove: ``env``, add: ``env_add``), which dp-accounting composes separately and reports the
     larger of — the neighbouring datasets, and so the direction, are the same in every round."""
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution  # dp-accounting: start-up time
 
     return PrivacyLossDistribution(_dominating_pmf(env), None if env_add is None else _dominating_pmf(env_add))
 
@@ -321,7 +321,7 @@ def _dominating_pmf(env: Envelope):
     (relative) below the chord of their neighbours are then dropped too, so collinear runs leave
     no atoms: dropping a vertex of a convex chain only raises it, so the result stays above the
     hull."""
-    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import pld_pmf  # dp-accounting: start-up time
 
     raised = np.minimum(1.0, env.values * (1 + FLOAT_SLACK))
     small = np.nonzero(raised <= TAIL_CUT)[0]
@@ -380,8 +380,8 @@ def _nearly_at_infinity(pld) -> bool:
 def _at_infinity(pld):
     """A PLD with all its mass at +∞ (ε = +∞ at every δ < 1): what a composition becomes, up
     to ALL_AT_INFINITY, when one copy has almost no finite loss (pessimistic)."""
-    from dp_accounting.pld.pld_pmf import DensePLDPmf
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+    from dp_accounting.pld.pld_pmf import DensePLDPmf  # dp-accounting: start-up time
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution  # dp-accounting: start-up time
 
     return PrivacyLossDistribution(DensePLDPmf(grid_step(pld), 0, np.zeros(1), 1.0, True))
 
@@ -418,7 +418,7 @@ def grid_step(pld) -> float:
 def _composed_points(pld, count: int) -> int:
     """The grid points of the FFT that ``count`` self-compositions would use (dp-accounting's own
     Chernoff truncation bounds)."""
-    from dp_accounting.pld import common
+    from dp_accounting.pld import common  # dp-accounting: start-up time
 
     sizes = []
     for pmf in _pmfs(pld):
@@ -435,8 +435,8 @@ def _composed_points(pld, count: int) -> int:
 def coarsen(pld, factor: int):
     """The PLD on the grid ``factor`` times coarser, every loss rounded up to it (so H_γ can only
     grow: a dominating pair stays dominating)."""
-    from dp_accounting.pld.pld_pmf import DensePLDPmf
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+    from dp_accounting.pld.pld_pmf import DensePLDPmf  # dp-accounting: start-up time
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution  # dp-accounting: start-up time
 
     moved = []
     for pmf in _pmfs(pld):

@@ -113,7 +113,7 @@ def subsampled_gaussian_curve(sigma: float, rate: float, orders=None) -> RdpCurv
 def _log_sampled_gaussian_moment(sigma: float, rate: float, alpha: float) -> float:
     """log A_α by quadrature of the expectation: log f(z) = log φ_σ(z) + α log((1−γ) + γ e^{(2z−1)/(2σ²)})
     is integrated as exp(log f − max log f) over both of its bumps (scipy.integrate.quad)."""
-    from scipy import integrate, optimize
+    from scipy import integrate, optimize  # scipy: start-up time
 
     def log_f(z: float) -> float:
         mixture = np.logaddexp(math.log1p(-rate), math.log(rate) + (2 * z - 1) / (2 * sigma**2))

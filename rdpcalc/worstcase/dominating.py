@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 
 from ..errors import ParameterError
@@ -213,8 +214,6 @@ def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:
 
 def _relaxed_rows(mechanism, engine) -> tuple[np.ndarray, np.ndarray, int]:
     """PBM: one trial's log pmf at p(b) and at p(−b), and the trials per client."""
-    import mpmath
-
     with mpmath.workdps(40):
         low, high, per_client = mechanism.relaxed_components()
     return engine.from_mpmath(high), engine.from_mpmath(low), per_client
@@ -274,7 +273,7 @@ def add_remove_pld(mechanism: Mechanism, others: int, rate: float = 1.0, h: floa
     if rate == 1:
         remove, add, text = _add_remove_family(mechanism, others, 1.0, engine, points, clients, h, budget)
         return _two_way_result(remove, add, f"client 1 with or without the {others} others' sum: {text}")
-    from scipy.stats import binom
+    from scipy.stats import binom  # scipy.stats: start-up time
 
     upper_edges = [*js[1:], others + 1]
     weights = [float(binom.cdf(b - 1, others, rate) - (binom.cdf(a - 1, others, rate) if a else 0.0))
@@ -308,7 +307,7 @@ def _check_relaxed_cost(mechanism, js: list[int]) -> None:
 def _others_grid(others: int, rate: float) -> list[int]:
     """The numbers of others at which the Poisson case is bounded: 0, powers of two, and the
     quantiles of J ~ Binomial(others, rate) at 1e−12 … ½ (each J uses the largest not above it)."""
-    from scipy.stats import binom
+    from scipy.stats import binom  # scipy.stats: start-up time
 
     quantiles = {int(binom.ppf(p, others, rate)) for p in (1e-12, 1e-9, 1e-6, 1e-4, 1e-2, 0.1, 0.3, 0.5)}
     powers = {2**k for k in range(20) if 2**k <= max(quantiles)}

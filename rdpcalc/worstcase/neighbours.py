@@ -35,7 +35,7 @@ from ..errors import ParameterError
 from ..exactnum import fmt
 from ..mechanisms import Mechanism
 from ..numerics import levels
-from . import certificate, secagg
+from . import certificate, kfamily, secagg
 from .secagg import Configuration
 
 PROTOCOLS = ("worst", "pm-c", "paper")
@@ -232,8 +232,6 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
     if neighbours.protocol == "worst" and n > 1:
         return secagg.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
     if windowed_family(neighbours, n):
-        from . import kfamily  # imported where used: not at the command line's start-up
-
         return kfamily.window_costs(mechanism, n, orders)
     outputs = mechanism.support_size
     size = n * (outputs - 1) + 1
@@ -306,8 +304,6 @@ def divergences(
                 for alpha, value, precise, configuration, upper
                 in zip(alphas, found.values, found.precise, found.attained, found.upper, strict=True)]
     if windowed_family(neighbours, n):
-        from . import kfamily
-
         if engine.name != "fast":
             raise ParameterError("engine", f"the worst case over k beyond n = {WORST_MAX_N} runs in the fast engine only")
         return [DivergencePoint(found["alpha"], found["lower"], found["lower"], found["attained"], found["upper"],
