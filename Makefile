@@ -2,7 +2,7 @@
 #   make test      create .venv (unless a virtualenv is active), install with the dev, fl and distributed extras, run pytest
 #   make figures   install, then regenerate every figure under figures/
 #   make bench     install, then run the benchmarks (bench/results.md)
-#   make lint      ruff
+#   make lint      ruff, and the import contract (imports point down the floors: README "Architecture")
 
 ifdef VIRTUAL_ENV
 PYTHON := $(VIRTUAL_ENV)/bin/python
@@ -38,6 +38,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PYTHON) -m ruff check rdpcalc tests bench
+	$(dir $(PYTHON))lint-imports --no-cache
 
 clean:
 	rm -rf .venv build *.egg-info .pytest_cache

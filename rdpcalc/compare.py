@@ -36,7 +36,7 @@ from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import MAX_LEVELS, exact_pmf, log_pmf
 from .privacy import rdp as acc
-from .runs import _participation, account_run, check_rounds
+from .runs import account_run, check_participation, check_rounds
 
 #: standard deviations of the sum's noise that the modular range keeps beside the inputs (ddg, skellam)
 Z_RANGE = 4
@@ -176,7 +176,7 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     probe = MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=clients,
                            dim=dim, observer=observer, sampling=sampling, relation=relation)
     check_rounds(rounds)
-    _participation(participation, rounds, observer, probe.rate)
+    check_participation(participation, rounds, observer, probe.rate)
     total = len(mechanisms) * (SOLVE_EVALUATIONS + 2)
     done = [0]
 

@@ -185,7 +185,7 @@ def account_run(
                      "the observer does not know the sample and no PLD amplification bound for sampling without "
                      "replacement is implemented")
     check_discretization(discretization)
-    participation = _participation(participation, rounds, observer, rate)
+    participation = check_participation(participation, rounds, observer, rate)
     stages = 3 if method == "pld" else 2
     _report(progress, 0, stages)
     event.coordinate_curve()
@@ -266,7 +266,7 @@ def participation_bound(rounds: int, rate: float, probability: float) -> int:
     return bound
 
 
-def _participation(participation, rounds: int, observer: str, rate: float) -> int:
+def check_participation(participation, rounds: int, observer: str, rate: float) -> int:
     """The rounds a client's ε composes over: all of them where the sample is hidden (the
     amplified curve accounts for the sampling); where it is known, the rounds the client takes
     part in (default: all, the worst case)."""
@@ -437,7 +437,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
         raise ParameterError("solve", f"for {name} must be one of: {', '.join(ranges) or 'nothing'}; got {solve!r}")
     target = _check_epsilon(dp_epsilon, strict=True)
     params = {key: value for key, value in (params or {}).items() if value is not None}
-    converted = _calibrate_params(name, solve, params)
+    converted = check_calibrate_params(name, solve, params)
     both = sorted(set(params) & set(run))
     if both:
         raise ParameterError(both[0], "is given twice: in `params` and as a keyword")
@@ -493,7 +493,7 @@ def check_solve_range(solve_range) -> tuple[float, float]:
     return low, high
 
 
-def _calibrate_params(name: str, solve: str, params: dict) -> dict:
+def check_calibrate_params(name: str, solve: str, params: dict) -> dict:
     """A quantization mechanism's ``params`` converted and checked, every required one but
     ``solve`` given: for the range of ``solve``, which may depend on them (the mechanism itself
     is made from the values as given: a converted value can read as "not given", as CorBin's

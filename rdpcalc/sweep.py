@@ -397,7 +397,7 @@ def _build(point: Point):
         solve = point.params.get("solve")
         if not isinstance(solve, str):
             raise ParameterError("solve", f"must name the parameter to solve for, got {solve!r}")
-        runs._calibrate_params(point.mechanism, solve, mechanism_params)
+        runs.check_calibrate_params(point.mechanism, solve, mechanism_params)
         return None
     return queries.make_mechanism(point.mechanism, **mechanism_params)
 

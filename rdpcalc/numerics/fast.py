@@ -131,9 +131,9 @@ def renyi_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray, both: 
     for start in range(0, len(lp), step):
         block_p = lp[start : start + step] - logsumexp(lp[start : start + step], axis=-1, keepdims=True)
         block_q = lq[start : start + step] - logsumexp(lq[start : start + step], axis=-1, keepdims=True)
-        results[0, start : start + step] = _divergences(block_p, block_q, alphas)
+        results[0, start : start + step] = renyi_divergences_rows(block_p, block_q, alphas)
         if both:
-            results[1, start : start + step] = _divergences(block_q, block_p, alphas)
+            results[1, start : start + step] = renyi_divergences_rows(block_q, block_p, alphas)
     results = [result[0] if one_pair else result for result in results]
     return tuple(results) if both else results[0]
 
@@ -166,7 +166,7 @@ def screened_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> 
     return out[0], out[1]
 
 
-def _divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+def renyi_divergences_rows(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
     """:func:`renyi_divergences` of normalised 2-D log pmfs, one direction."""
     with np.errstate(invalid="ignore"):
         u = lp - lq

@@ -61,7 +61,7 @@ SWEEP_MAX_N = 256
 #: the direct method gives up after this many tilts of one level
 MAX_TILTS = 400
 #: batches of the fft method hold at most this many numbers per array
-_BATCH_ELEMENTS = 2_000_000
+BATCH_ELEMENTS = 2_000_000
 #: half-width of a trusted window in standard deviations of the tilted row
 _Z = math.sqrt(-2 * math.log(TRUST))
 #: rows of the fft method whose j fall in one span of this many share their tilts
@@ -503,12 +503,12 @@ def _reduce(ufunc, groups: np.ndarray, values: np.ndarray, count: int, initial) 
 
 def _batches(lengths: np.ndarray, rows: np.ndarray):
     """Sorted arrays of block indices, blocks of similar FFT length together, each batch
-    holding at most _BATCH_ELEMENTS numbers (rows × length) unless one block alone is larger."""
+    holding at most BATCH_ELEMENTS numbers (rows × length) unless one block alone is larger."""
     order = np.argsort(lengths, kind="stable")
     start = 0
     while start < len(order):
         stop, count = start + 1, rows[order[start]]
-        while stop < len(order) and (count + rows[order[stop]]) * lengths[order[stop]] <= _BATCH_ELEMENTS:
+        while stop < len(order) and (count + rows[order[stop]]) * lengths[order[stop]] <= BATCH_ELEMENTS:
             count += rows[order[stop]]
             stop += 1
         yield np.sort(order[start:stop])

@@ -102,7 +102,7 @@ def window_costs(mechanism: Mechanism, n: int, orders: int) -> list[Cost]:
     threads = resources.threads()
     block = (BLOCK_CLIENTS + 1) * (len(la) - 1) + 1
     rows = max(16, min(CHUNK_ROWS, CHUNK_ELEMENTS // width))
-    return [Cost(threads * (8 * (rows + 1) * width * 10 + 16 * levels._BATCH_ELEMENTS * 4), "n",
+    return [Cost(threads * (8 * (rows + 1) * width * 10 + 16 * levels.BATCH_ELEMENTS * 4), "n",
                  f"{threads} chunks of {rows} rows of {width} points"),
             Cost(8 * (4 * block * 8 + 2 * len(_THETAS) * block * 2), "n", "the blocks' pmfs and transforms"),
             Cost(8 * 6 * n * (2 * len(_THETAS) + 4 * orders), "n", "the brackets and tail bounds of every k")]
@@ -274,7 +274,7 @@ def _core_divergences(first: np.ndarray, second: np.ndarray, alphas: Sequence[fl
             total = np.sum(np.maximum(terms, 0.0), axis=1)
             out[:, index] = total if alpha == 1.0 else np.log1p(total) / (alpha - 1.0)
             continue
-        out[:, index] = fast._divergences(first, second, np.array([alpha]))[:, 0]  # the sums as they are
+        out[:, index] = fast.renyi_divergences_rows(first, second, np.array([alpha]))[:, 0]  # the sums as they are
     return out
 
 
