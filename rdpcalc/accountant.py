@@ -32,7 +32,7 @@ from .errors import ParameterError
 from .numerics import fast, make_engine
 from .privacy import pld as pldlib
 from .privacy import rdp as acc
-from .queries import check_distribution, divergence, require_costs
+from .queries import check_distribution, divergence
 from .worstcase import dominating, secagg, tails
 
 METHODS = ("pld", "rdp")
@@ -366,7 +366,6 @@ class MechanismEvent(DpEvent):
             else:
                 if self.clients_in_sum > 1 and self.per_round == "certified":
                     _check_searchable(self.mechanism, self.clients_in_sum)
-                    require_costs(secagg.search_costs(self.mechanism, self.clients_in_sum, 1))
                 self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
                                                             discretization)
         return self._cache[key]
@@ -440,16 +439,12 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     if clients_in_sum > 1:
         _check_searchable(mechanism, clients_in_sum)
     if tails.has_tails(mechanism) and per_round == "certified":  # the upper ends of the certified brackets
-        require_costs(secagg.search_costs(mechanism, clients_in_sum, len(orders), secagg.EXHAUSTIVE_BUDGET,
-                                             dps if engine == "exact" else None))
         records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
         values = [r["certified_upper"] for r in records]
         text = (f"certified upper end of the worst case's bracket (noise windowed at tail mass "
                 f"10^{mechanism.log_tail_mass_bound() / math.log(10):.1f}; "
                 f"{records[0].get('certificate', 'one client')})")
-    elif clients_in_sum > 1 and per_round == "certified":  # its memory refused beyond the budget first
-        require_costs(secagg.search_costs(mechanism, clients_in_sum, len(orders), secagg.EXHAUSTIVE_BUDGET,
-                                             dps if engine == "exact" else None))
+    elif clients_in_sum > 1 and per_round == "certified":
         values, certificate = secagg.certified_upper(mechanism, clients_in_sum, orders,
                                                         make_engine(engine, dps, clients_in_sum, mechanism.modulus))
         text = f"certified upper bound of the worst case ({certificate})"

@@ -19,7 +19,6 @@ from fractions import Fraction
 
 import mpmath
 
-from . import resources
 from .errors import ParameterError
 from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
@@ -28,8 +27,8 @@ from .numerics import check_dps, make_engine
 from .orders import collect_alphas
 from .worstcase import tails
 from .worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
-from .worstcase.neighbours import DivergencePoint, choose_neighbours, divergences, peak_costs
-from .worstcase.secagg import EXHAUSTIVE_BUDGET, Cost
+from .worstcase.neighbours import DivergencePoint, choose_neighbours, divergences
+from .worstcase.secagg import EXHAUSTIVE_BUDGET
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -112,7 +111,6 @@ def divergence(
     chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget,
                                certify_within)
     engine_obj = make_engine(engine, dps, clients=n, modulus=mechanism.modulus)  # after choose_neighbours checked n
-    require_costs(peak_costs(mechanism, n, len(orders), chosen, engine_obj, inputs_text.split(":")[0] or None))
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     records = [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj)
                for point in points]
@@ -138,13 +136,6 @@ def _bracketed(mechanism: Mechanism, record: dict, lower: float, upper: float) -
     if lower == math.inf:
         out["reason"] = tails.INFINITE_REASON
     return out
-
-
-def require_costs(costs: Sequence[Cost]) -> None:
-    """Refuse (:func:`rdpcalc.resources.require`) a computation whose estimated parts ``costs``
-    add up to more than the memory budget, naming the parameter of the largest part."""
-    largest = max(costs, key=lambda cost: cost.bytes)
-    resources.require(sum(cost.bytes for cost in costs), largest.parameter, largest.what)
 
 
 def check_distribution(mechanism: Mechanism) -> None:

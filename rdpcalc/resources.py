@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from .errors import ParameterError
 
@@ -104,6 +106,24 @@ def require(estimate: float, parameter: str, what: str) -> None:
     if estimate > limit:
         raise ParameterError(parameter, f"{what} needs about {format_size(estimate)} of memory, over the budget of "
                                         f"{format_size(limit)} (raise `max_memory`, or make `{parameter}` smaller)")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One part of a computation's estimated peak memory: ``bytes``, the parameter that drives
+    it (the one to lower), and what it is."""
+
+    bytes: float
+    parameter: str
+    what: str
+
+
+def require_costs(costs: Sequence[Cost]) -> None:
+    """Refuse (:func:`require`) a computation whose estimated parts ``costs`` add up to more
+    than the budget, naming the parameter of the largest part. Each algorithm whose memory grows
+    with its parameters calls it on its own estimate before it starts."""
+    largest = max(costs, key=lambda cost: cost.bytes)
+    require(sum(cost.bytes for cost in costs), largest.parameter, largest.what)
 
 
 def threads() -> int:

@@ -7,7 +7,7 @@ import tracemalloc
 import pytest
 
 import rdpcalc
-from rdpcalc import queries, resources, runs
+from rdpcalc import resources, runs
 from rdpcalc.cli import main
 
 
@@ -16,18 +16,18 @@ def _rqm(m: int = 16):
 
 
 def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
-    """The peak traced memory of ``call()`` and the estimate queries.require_costs was given
+    """The peak traced memory of ``call()`` and the first estimate resources.require_costs was given
     (after one untraced call: numba compiles the certificate's kernels once per process, or
     loads them from its cache, which is not the computation's memory)."""
     call()
     estimates = []
-    original = queries.require_costs
+    original = resources.require_costs
 
     def spy(costs):
         estimates.append(sum(cost.bytes for cost in costs))
         original(costs)
 
-    monkeypatch.setattr(queries, "require_costs", spy)
+    monkeypatch.setattr(resources, "require_costs", spy)
     tracemalloc.start()
     try:
         call()

@@ -37,6 +37,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from .. import resources
 from ..errors import ParameterError
 from ..mechanisms import Mechanism
 from ..numerics import FastEngine
@@ -71,6 +72,8 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
                   h: float = pldlib.DISCRETIZATION, budget: int = PLD_BUDGET) -> RoundPld:
     """The dominating PLD of one coordinate of one round: the sum of ``clients_in_sum`` clients
     (1 for one client's message), the family of the module docstring."""
+    if clients_in_sum > 1 and per_round == "certified":
+        resources.require_costs(secagg.search_costs(mechanism, clients_in_sum, 1))
     engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())
     if mechanism.OTHERS_FAMILY == "shift" and clients_in_sum > 1 and per_round != "found":

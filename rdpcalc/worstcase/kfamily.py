@@ -67,7 +67,8 @@ from ..errors import ParameterError
 from ..logdomain import logsumexp
 from ..mechanisms import Mechanism, log_pmf
 from ..numerics import fast, levels
-from .secagg import Configuration, Cost
+from ..resources import Cost
+from .secagg import Configuration
 
 #: log of the share of the window's sum that the tails beyond the window may hold (e^{−46} ≈ 1e−20)
 TAIL_NATS = 46.0
@@ -113,6 +114,7 @@ def worst_over_k(mechanism: Mechanism, n: int, alphas: Sequence[float],
     """Per order: ``lower`` (the largest value found over k and both directions), ``upper``
     (certified over every k), the configuration attaining ``lower`` and the window's
     half-width (module docstring). Requires client pmfs of full support (the FFT rows)."""
+    resources.require_costs(window_costs(mechanism, n, len(alphas)))
     b = mechanism.bound
     la, lb = log_pmf(mechanism, b), log_pmf(mechanism, -b)
     if not (np.all(np.isfinite(la)) and np.all(np.isfinite(lb))):

@@ -35,6 +35,7 @@ from ..errors import ParameterError
 from ..exactnum import fmt
 from ..mechanisms import Mechanism
 from ..numerics import levels
+from ..resources import Cost
 from . import certificate, kfamily, secagg
 from .secagg import Configuration
 
@@ -60,6 +61,8 @@ class Neighbours:
     seed: int | None = None
     budget: int = secagg.EXHAUSTIVE_BUDGET
     certify_within: float = certificate.TOLERANCE
+    #: the parameter that made the candidate inputs (e.g. ``grid``), named where their pairs cost too much
+    inputs_parameter: str | None = None
 
     @property
     def count(self) -> int:
@@ -192,7 +195,8 @@ def choose_neighbours(
         others_text = f"; max over k = 0…{n - 1} of the others at +{sym}, the rest at −{sym}"
 
     name = "explicit" if (x is not None or k is not None) else "inputs" if inputs is not None else protocol
-    return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed, budget)
+    return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed, budget,
+                      inputs_parameter=inputs_text.split(":")[0] or None)
 
 
 #: bytes of the Python objects of one candidate pair of inputs (its tuple, its place in the
@@ -209,10 +213,11 @@ FFT_BYTES = 32 * 2**20
 VALUE_ARRAYS = 3
 
 
-def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours, engine,
-               inputs_parameter: str | None = None) -> list[secagg.Cost]:
-    """The parts of :func:`divergences`' peak memory (bytes), from its parameters, before it
-    runs (the worst protocol for n > 1: :func:`rdpcalc.worstcase.search_costs`). With P pairs
+def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours, engine) -> list[Cost]:
+    """The parts of :func:`divergences`' peak memory (bytes) over candidate pairs and ks, from
+    its parameters, before it runs (the search for n > 1 and the windowed worst case over k
+    check their own: :func:`rdpcalc.worstcase.secagg.search_costs`,
+    :func:`rdpcalc.worstcase.kfamily.window_costs`). With P pairs
     of inputs (the largest group sharing x: G pairs), S = n(m − 1) + 1 points of the sum and
     r configurations of others per chunk (r ≤ CHUNK_ELEMENTS / S):
 
@@ -229,10 +234,6 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
     k = 0, n = 3·10⁴: 52 / 94, n = 10⁵: 148 / 238; ``neighbours`` pm-c, n = 2000: 165 / 187;
     ``grid`` 301: 25 / 30, ``grid`` 701: 139 / 161; 2000 orders: 7 / 12; exact engine n = 300,
     k = 3: 47 / 56; m = 512: 22 / 25 (tests/test_resources.py checks a few)."""
-    if neighbours.protocol == "worst" and n > 1:
-        return secagg.search_costs(mechanism, n, orders, neighbours.budget, engine.dps)
-    if windowed_family(neighbours, n):
-        return kfamily.window_costs(mechanism, n, orders)
     outputs = mechanism.support_size
     size = n * (outputs - 1) + 1
     pairs = len(neighbours.pairs)
@@ -258,10 +259,10 @@ def peak_costs(mechanism: Mechanism, n: int, orders: int, neighbours: Neighbours
         sum_bytes = numbers * secagg.exact_number_bytes(engine.dps)
         sums += f" at {engine.dps} digits"
     return [
-        secagg.Cost(PAIR_BYTES * pairs, inputs_parameter or parameter, f"{pairs} pairs of inputs"),
-        secagg.Cost(8 * VALUE_ARRAYS * pairs * rows * orders + orders * secagg.ORDER_BYTES, "alpha_ranges",
+        Cost(PAIR_BYTES * pairs, neighbours.inputs_parameter or parameter, f"{pairs} pairs of inputs"),
+        Cost(8 * VALUE_ARRAYS * pairs * rows * orders + orders * secagg.ORDER_BYTES, "alpha_ranges",
                        f"{orders} orders of {pairs * rows} configurations"),
-        secagg.Cost(sum_bytes, parameter, sums),
+        Cost(sum_bytes, parameter, sums),
     ]
 
 
@@ -309,6 +310,7 @@ def divergences(
         return [DivergencePoint(found["alpha"], found["lower"], found["lower"], found["attained"], found["upper"],
                                 "windowed", _windowed_certificate(found))
                 for found in kfamily.worst_over_k(mechanism, n, alphas, progress)]
+    resources.require_costs(peak_costs(mechanism, n, len(alphas), neighbours, engine))
     b = mechanism.bound
     inputs = list(dict.fromkeys(x for pair in neighbours.pairs for x in pair))
     at_bounds = set(inputs) <= {b, -b}

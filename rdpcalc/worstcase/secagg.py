@@ -103,6 +103,7 @@ from .. import resources
 from ..logdomain import logsumexp
 from ..mechanisms import Mechanism
 from ..numerics import FastEngine
+from ..resources import Cost
 from . import certificate, wrapped
 from .certificate import multisets
 
@@ -148,16 +149,6 @@ _EXACT_OBJECT_BYTES = 64
 #: float64 temporaries per row of a batch of screened values (the screen's result in both
 #: directions, the maximum per rest, the candidates' columns)
 _ORDER_ARRAYS = 4
-
-
-@dataclass(frozen=True)
-class Cost:
-    """One part of a computation's estimated peak memory: ``bytes``, the parameter that drives
-    it (the one to lower), and what it is."""
-
-    bytes: float
-    parameter: str
-    what: str
 
 
 def exact_number_bytes(dps: int) -> float:
@@ -555,6 +546,7 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     if n < 2:
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
+    resources.require_costs(search_costs(mechanism, n, len(alphas), budget, engine.dps))
     if mechanism.OTHERS_FAMILY == "shift":
         return _shift_family(mechanism, n, alphas, engine, progress)
     points = mechanism.breakpoints()
@@ -809,9 +801,10 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     if n < 2:
         raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
-    if mechanism.OTHERS_FAMILY != "relaxed":
+    if mechanism.OTHERS_FAMILY != "relaxed":  # the search checks its memory
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
+    resources.require_costs(search_costs(mechanism, n, len(alphas), budget, engine.dps))
     quick = _screening_engine(engine)
     clients = [quick.client(mechanism, p) for p in points]
     bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget)
