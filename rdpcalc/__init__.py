@@ -7,7 +7,8 @@ The Python API, by module:
 - :mod:`rdpcalc.runs`: whole training runs, :func:`account`, :func:`account_run`,
   :func:`account_reference`, :func:`account_reference_run`, :func:`calibrate`;
 - :mod:`rdpcalc.layered.tables`: :func:`layered_divergence`, :func:`layered_bits`;
-- :mod:`rdpcalc.accountant`: the :class:`Accountant` and its events;
+- :mod:`rdpcalc.accountant`: the :class:`Accountant` and its events (frozen records: ``to_dict``,
+  :func:`event_from_dict`);
 - :mod:`rdpcalc.mechanisms`: the :class:`Mechanism` interface, :class:`Param` and :func:`register`,
   which makes a new mechanism known to every function and command.
 
@@ -16,7 +17,7 @@ an invalid parameter raises :class:`ParameterError` naming its keyword. The comm
 (``rdpcalc``) is a layer over these functions.
 """
 
-from .accountant import Accountant, DpEvent, GaussianEvent, LaplaceEvent, MechanismEvent, PairEvent
+from .accountant import Accountant, DpEvent, GaussianEvent, LaplaceEvent, MechanismEvent, PairEvent, event_from_dict
 from .bounds import bound
 from .errors import ParameterError
 from .layered.tables import layered_bits, layered_divergence
@@ -28,4 +29,4 @@ from .version import VERSION as __version__
 __all__ = ["MECHANISMS", "AccountedRun", "Accountant", "DpEvent", "GaussianEvent", "LaplaceEvent", "Mechanism",
            "MechanismEvent", "PairEvent", "Param", "ParameterError", "SolveRange", "__version__", "account",
            "account_reference", "account_reference_run", "account_run", "bound", "calibrate", "divergence",
-           "layered_bits", "layered_divergence", "make_mechanism", "moments", "pmf", "register", "solvable"]
+           "event_from_dict", "layered_bits", "layered_divergence", "make_mechanism", "moments", "pmf", "register", "solvable"]

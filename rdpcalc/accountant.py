@@ -15,31 +15,43 @@ Two methods:
 
 Events (:class:`DpEvent`): :class:`MechanismEvent` (one round of a quantization mechanism
 over a SecAgg sum, with its observer, sampling and coordinates), :class:`GaussianEvent` (the
-reference Gaussian mechanism, optionally Poisson-subsampled) and :class:`PairEvent` (any two
-output pmfs, both orders).
+reference Gaussian mechanism, optionally Poisson-subsampled), :class:`LaplaceEvent` and
+:class:`PairEvent` (any two output pmfs, both orders). An event is a frozen record that
+documents the mathematics completely: it compares by value, prints readably and round-trips
+through plain data (``event.to_dict()``, :func:`event_from_dict`), as dp-accounting's events do;
+what it computes is kept beside it (never compared or written out), so it is computed once
+however often the event is composed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 
 from .errors import ParameterError
+from .mechanisms import Mechanism
 from .numerics import fast, make_engine
 from .privacy import pld as pldlib
 from .privacy import rdp as acc
-from .queries import check_distribution, divergence
+from .queries import check_distribution, divergence, make_mechanism
 from .worstcase import dominating, secagg, tails
 
 METHODS = ("pld", "rdp")
 
 
 class DpEvent(ABC):
-    """One use of a mechanism: its Rényi curve and its dominating PLD."""
+    """One use of a mechanism: its Rényi curve and its dominating PLD. Subclasses are frozen
+    dataclasses whose fields are the event's whole definition (:meth:`to_dict`)."""
+
+    #: the event's name in :meth:`to_dict` (its ``event`` entry)
+    KIND: str = ""
 
     @abstractmethod
     def rdp_curve(self) -> acc.RdpCurve:
@@ -51,6 +63,42 @@ class DpEvent(ABC):
 
     def describe(self) -> str:
         return type(self).__name__
+
+    def to_dict(self) -> dict:
+        """The event as plain data (JSON-ready): ``event`` (its kind) and its fields;
+        :func:`event_from_dict` rebuilds an equal event."""
+        return {"event": self.KIND, **{f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)
+                                        if f.compare}}
+
+
+def _plain(value):
+    """A field as plain data: a mechanism as its name and exact parameters (fractions as
+    "p/q" strings), a fraction as its string, a tuple as a list."""
+    if isinstance(value, Mechanism):
+        return {"name": value.name, "parameters": {param.name: _plain(getattr(value, param.name))
+                                                    for param in value.PARAMS}}
+    if isinstance(value, Fraction):
+        return str(value)
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def event_from_dict(data: dict) -> DpEvent:
+    """The event :meth:`DpEvent.to_dict` wrote (its ``event`` names the kind)."""
+    kinds = {cls.KIND: cls for cls in (MechanismEvent, GaussianEvent, LaplaceEvent, PairEvent)}
+    fields = dict(data)
+    kind = fields.pop("event", None)
+    if kind not in kinds:
+        raise ParameterError("event", f"must be one of {', '.join(kinds)}, got {kind!r}")
+    if kind == "mechanism":
+        described = fields.get("mechanism")
+        if not isinstance(described, dict) or "name" not in described:
+            raise ParameterError("mechanism", "must be a record with its name and parameters")
+        fields["mechanism"] = make_mechanism(described["name"], **described.get("parameters", {}))
+    if kind == "pair":
+        fields = {**fields, "p": tuple(fields.get("p", ())), "q": tuple(fields.get("q", ()))}
+    return kinds[kind](**fields)
 
 
 class Accountant:
@@ -128,21 +176,38 @@ def _add_curves(first: acc.RdpCurve, second: acc.RdpCurve) -> acc.RdpCurve:
     return acc.RdpCurve(common, np.array([first.at(a) + second.at(a) for a in common]))
 
 
+@dataclass(frozen=True)
 class PairEvent(DpEvent):
     """A mechanism given by two output pmfs P and Q on one support (as probabilities), for the
     neighbouring pair in both orders: PLD of the larger of (P‖Q) and (Q‖P) at every ε; Rényi
-    curve max(D_α(P‖Q), D_α(Q‖P)) at :data:`rdpcalc.privacy.rdp.ORDERS` and ∞."""
+    curve max(D_α(P‖Q), D_α(Q‖P)) at :data:`rdpcalc.privacy.rdp.ORDERS` and ∞. ``p`` and ``q``
+    are kept as tuples of floats."""
 
-    def __init__(self, p: Sequence[float], q: Sequence[float], name: str = "pair"):
-        p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    p: Sequence[float]
+    q: Sequence[float]
+    name: str = "pair"
+
+    KIND = "pair"
+
+    def __post_init__(self):
+        p, q = np.asarray(self.p, dtype=float), np.asarray(self.q, dtype=float)
         if p.shape != q.shape or p.ndim != 1 or len(p) == 0:
             raise ParameterError("p", "p and q must be one-dimensional, of the same length")
         for label, values in (("p", p), ("q", q)):
             if np.any(~np.isfinite(values)) or np.any(values < 0) or abs(values.sum() - 1) > 1e-9:
                 raise ParameterError(label, "must be non-negative and sum to 1")
+        object.__setattr__(self, "p", tuple(float(v) for v in p))
+        object.__setattr__(self, "q", tuple(float(v) for v in q))
+
+    @property
+    def log_p(self) -> np.ndarray:
         with np.errstate(divide="ignore"):
-            self.log_p, self.log_q = np.log(p), np.log(q)
-        self.name = name
+            return np.log(np.array(self.p))
+
+    @property
+    def log_q(self) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(np.array(self.q))
 
     def rdp_curve(self) -> acc.RdpCurve:
         orders = np.array([*acc.ORDERS, math.inf])
@@ -156,6 +221,7 @@ class PairEvent(DpEvent):
         return self.name
 
 
+@dataclass(frozen=True)
 class GaussianEvent(DpEvent):
     """The Gaussian mechanism N(f(D), σ²) with sensitivity Δ, optionally Poisson-subsampled at
     ``sample_rate`` γ (add/remove neighbours).
@@ -168,15 +234,22 @@ class GaussianEvent(DpEvent):
     and of the add pair (N₀ ‖ (1−γ)N₀ + γN_Δ): u G(tγ/u) with u = 1 − t(1 − γ) > 0 (else 0).
     Rényi curve: Mironov (2017) and Mironov, Talwar & Zhang (2019)."""
 
-    def __init__(self, sigma: float, sensitivity: float = 1.0, sample_rate: float = 1.0):
-        for label, value in (("sigma", sigma), ("sensitivity", sensitivity)):
+    sigma: float
+    sensitivity: float = 1.0
+    sample_rate: float = 1.0
+
+    KIND = "gaussian"
+
+    def __post_init__(self):
+        for label, value in (("sigma", self.sigma), ("sensitivity", self.sensitivity)):
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
-        if not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
-            raise ParameterError("sample_rate", f"must lie in (0, 1], got {sample_rate!r}")
-        _check_ratio(float(sensitivity), float(sigma), "sensitivity", "sigma", "Δ/σ", MAX_GAUSSIAN_RATIO,
+        if not (isinstance(self.sample_rate, int | float) and 0 < self.sample_rate <= 1):
+            raise ParameterError("sample_rate", f"must lie in (0, 1], got {self.sample_rate!r}")
+        _check_ratio(float(self.sensitivity), float(self.sigma), "sensitivity", "sigma", "Δ/σ", MAX_GAUSSIAN_RATIO,
                      "α(Δ/σ)²/2 at α ≤ 10⁴")
-        self.sigma, self.sensitivity, self.sample_rate = float(sigma), float(sensitivity), float(sample_rate)
+        for name in ("sigma", "sensitivity", "sample_rate"):
+            object.__setattr__(self, name, float(getattr(self, name)))
 
     def rdp_curve(self, orders=None) -> acc.RdpCurve:
         """At ``orders`` (default: the accounting module's orders for each case)."""
@@ -220,19 +293,26 @@ class GaussianEvent(DpEvent):
         return f"Gaussian σ = {self.sigma:g}, Δ = {self.sensitivity:g}{sampled}"
 
 
+@dataclass(frozen=True)
 class LaplaceEvent(DpEvent):
     """The Laplace mechanism with scale b and ℓ₁ sensitivity Δ (t = Δ/b), both orders of the
     pair. PLD from its hockey-stick curve H_{e^ε} = 1 − e^{(ε−t)/2} for |ε| ≤ t, 0 above, 1 − e^ε
     below (integrate (p − e^ε q)_+ over the three pieces of the privacy loss (|x| − |x−Δ|)/b);
     Rényi curve: Mironov (2017, Prop. 6)."""
 
-    def __init__(self, scale: float, sensitivity: float = 1.0):
-        for label, value in (("scale", scale), ("sensitivity", sensitivity)):
+    scale: float
+    sensitivity: float = 1.0
+
+    KIND = "laplace"
+
+    def __post_init__(self):
+        for label, value in (("scale", self.scale), ("sensitivity", self.sensitivity)):
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(label, f"must be a finite number > 0, got {value!r}")
-        _check_ratio(float(sensitivity), float(scale), "sensitivity", "scale", "Δ/b", MAX_LAPLACE_RATIO,
+        _check_ratio(float(self.sensitivity), float(self.scale), "sensitivity", "scale", "Δ/b", MAX_LAPLACE_RATIO,
                      "ε = Δ/b")
-        self.scale, self.sensitivity = float(scale), float(sensitivity)
+        object.__setattr__(self, "scale", float(self.scale))
+        object.__setattr__(self, "sensitivity", float(self.sensitivity))
 
     def rdp_curve(self, orders=None) -> acc.RdpCurve:
         return acc.laplace_curve(self.scale, self.sensitivity, acc.ORDERS if orders is None else orders)
@@ -282,6 +362,7 @@ PER_ROUND = ("certified", "found")
 RELATIONS = ("replace-one", "add-remove")
 
 
+@dataclass(frozen=True)
 class MechanismEvent(DpEvent):
     """One round of a quantization mechanism over ``dim`` coordinates: n of ``clients`` sampled
     (``sampling``), each coordinate's SecAgg sum (or, for the ``local`` observer, one client's
@@ -303,33 +384,53 @@ class MechanismEvent(DpEvent):
     sample hidden).
 
     ``per_round``: ``certified`` (a guarantee) or ``found`` (the worst configurations the search
-    found: a lower bound, NOT a guarantee)."""
+    found: a lower bound, NOT a guarantee). ``clients`` None means n (no sampling)."""
 
-    def __init__(self, mechanism, n: int = 1, clients: int | None = None, dim: int = 1, observer: str = "server",
-                 per_round: str = "certified", engine: str = "fast", dps: int = 50, relation: str = "replace-one",
-                 sampling: str = "without-replacement"):
-        clients = n if clients is None else clients
-        for value, label in ((n, "n"), (clients, "clients"), (dim, "dim")):
+    mechanism: Mechanism
+    n: int = 1
+    clients: int | None = None
+    dim: int = 1
+    observer: str = "server"
+    per_round: str = "certified"
+    engine: str = "fast"
+    dps: int = 50
+    relation: str = "replace-one"
+    sampling: str = "without-replacement"
+    #: what the event computed (curves, PLDs), kept so that composing it again costs nothing
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    KIND = "mechanism"
+
+    def __post_init__(self):
+        if not isinstance(self.mechanism, Mechanism):
+            raise ParameterError("mechanism", f"must be a mechanism (rdpcalc.make_mechanism), got {self.mechanism!r}")
+        n, clients = self.n, self.n if self.clients is None else self.clients
+        for value, label in ((n, "n"), (clients, "clients"), (self.dim, "dim")):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParameterError(label, f"must be an integer ≥ 1, got {value!r}")
         if n > clients:
             raise ParameterError("n", f"must be at most `clients` = {clients} (n of N clients are sampled), got {n}")
-        if observer not in acc.OBSERVERS:
-            raise ParameterError("observer", f"must be one of {', '.join(acc.OBSERVERS)}, got {observer!r}")
-        if per_round not in PER_ROUND:
-            raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
-        if relation not in RELATIONS:
-            raise ParameterError("relation", f"must be one of {', '.join(RELATIONS)}, got {relation!r}")
-        if sampling not in acc.SAMPLING:
-            raise ParameterError("sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
-        self.mechanism, self.n, self.clients, self.dim = mechanism, n, clients, dim
-        self.observer, self.per_round, self.engine, self.dps = observer, per_round, engine, dps
-        self.relation, self.sampling = relation, sampling
-        self.rate = n / clients
-        self.amplified = observer == "release" and self.rate < 1
-        self.clients_in_sum = 1 if observer == "local" else n
-        check_relation(relation, observer, sampling, self.rate < 1)
-        self._cache: dict = {}
+        for value, label, allowed in ((self.observer, "observer", acc.OBSERVERS), (self.per_round, "per_round", PER_ROUND),
+                                      (self.relation, "relation", RELATIONS), (self.sampling, "sampling", acc.SAMPLING)):
+            if value not in allowed:
+                raise ParameterError(label, f"must be one of {', '.join(allowed)}, got {value!r}")
+        object.__setattr__(self, "clients", clients)
+        check_relation(self.relation, self.observer, self.sampling, self.rate < 1)
+
+    @property
+    def rate(self) -> float:
+        """The sampling rate n/N."""
+        return self.n / self.clients
+
+    @property
+    def amplified(self) -> bool:
+        """Whether the curve is amplified by sampling (the sample hidden from the observer)."""
+        return self.observer == "release" and self.rate < 1
+
+    @property
+    def clients_in_sum(self) -> int:
+        """The clients whose sum the observer sees (1: one client's message)."""
+        return 1 if self.observer == "local" else self.n
 
     def coordinate_curve(self):
         """(per-coordinate Rényi curve of one round, what it is)."""
