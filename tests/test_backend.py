@@ -15,7 +15,6 @@ import pytest
 import rdpcalc
 from rdpcalc import ParameterError
 from rdpcalc.backend import montecarlo
-from rdpcalc.backend.samplers import sample
 from rdpcalc.cli import main
 from rdpcalc.cli.outputs import FL_FILES, write_run
 
@@ -45,7 +44,7 @@ def test_a_wrong_pmf_is_rejected():
     right = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     wrong = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.40")
     rng = np.random.default_rng(5)
-    draws = sample(right, np.full(200_000, 1.5), rng)
+    draws = right.sample(np.full(200_000, 1.5), rng)
     counts = np.bincount(draws, minlength=16).astype(float)
     assert montecarlo.chi_square(counts, montecarlo.exact_pmf(right, "1.5"))[2] > 1e-4
     assert montecarlo.chi_square(counts, montecarlo.exact_pmf(wrong, "1.5"))[2] < 1e-6
@@ -55,7 +54,7 @@ def test_a_wrong_pmf_is_rejected():
 def test_decoders_are_unbiased(name, params, x):
     mech = rdpcalc.make_mechanism(name, **params)
     values = np.array([float(v) for v in mech.output_values()])
-    draws = values[sample(mech, np.full(400_000, float(F(x))), np.random.default_rng(3))]
+    draws = values[mech.sample(np.full(400_000, float(F(x))), np.random.default_rng(3))]
     target = float(F(x)) + (float(mech.c) if name == "corbin" else 0.0)
     if name == "qgauss":  # unbiased for the clipped noisy input: E clip(x + σZ) = −C + σ[G((x+C)/σ) − G((x−C)/σ)]
         from scipy.stats import norm
@@ -317,7 +316,7 @@ def test_batches_keep_the_stream_deterministic_and_report_progress():
     assert len(calls) == 4 and calls[-1] == (samples, samples) and all(t == samples for _, t in calls)
     cells = n * (mech.support_size - 1) + 1
     counts, _ = sampled_counts(mech, 0.1, 500, n, cells, np.random.default_rng(9), lambda k: None)
-    unbatched = sample(mech, np.full((500, n), 0.1), np.random.default_rng(9)).sum(axis=1)
+    unbatched = mech.sample(np.full((500, n), 0.1), np.random.default_rng(9)).sum(axis=1)
     assert np.array_equal(counts, np.bincount(unbatched, minlength=cells))
     calls.clear()
     rqm = rdpcalc.make_mechanism("rqm", **RQM_PAIR)
@@ -327,10 +326,13 @@ def test_batches_keep_the_stream_deterministic_and_report_progress():
 
 
 def test_rqm_work_array_is_bounded_for_many_levels():
-    from rdpcalc.backend.samplers import CHUNK_VALUES, rqm_chunk_rows
+    from rdpcalc.mechanisms.rqm import CHUNK_VALUES, RQM_BYTES_PER_ENTRY, rqm_chunk_rows
 
     assert rqm_chunk_rows(16) == 1 << 16 and rqm_chunk_rows(7) == 1 << 16
     assert rqm_chunk_rows(10**4) * 10**4 <= CHUNK_VALUES and rqm_chunk_rows(10**7) == 1
+    rqm = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=4096, q="0.5")
+    assert rqm.sample_work_bytes() == rqm_chunk_rows(4096) * 4096 * RQM_BYTES_PER_ENTRY <= CHUNK_VALUES * RQM_BYTES_PER_ENTRY
+    assert rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=16).sample_work_bytes() == 0
 
 
 # ----------------------------------------------------------------------------- reliability: IDX files

@@ -188,12 +188,11 @@ def test_moments_against_the_sampler():
     import numpy as np
 
     import rdpcalc
-    from rdpcalc.backend.samplers import sample
 
     mech = rdpcalc.make_mechanism("rqm", c=1.5, delta=1.5, m=16, q="0.42")
     record = rdpcalc.moments(mech, x="0.7")
     levels = np.array([float(v) for v in mech.output_values()])
-    draws = levels[sample(mech, np.full(400_000, 0.7), np.random.default_rng(5))]
+    draws = levels[mech.sample(np.full(400_000, 0.7), np.random.default_rng(5))]
     error = draws.std() / np.sqrt(len(draws))
     assert abs(draws.mean() - record["mean"]) < 5 * error and abs(record["bias"]) < 1e-12
     spread = np.std((draws - draws.mean()) ** 2) / np.sqrt(len(draws))

@@ -17,7 +17,6 @@ from scipy import optimize, stats
 import rdpcalc
 import rdpcalc.bounds
 from rdpcalc.backend import montecarlo
-from rdpcalc.backend.samplers import sample
 from rdpcalc.cli import main
 from rdpcalc.numerics import FastEngine
 
@@ -478,7 +477,7 @@ def test_sampler_matches_the_pmf_by_chi_square(name, params):
     the window."""
     mech = rdpcalc.make_mechanism(name, **params)
     for seed, x in enumerate((F(1, 2), F(-3, 10), -mech.c)):
-        draws = sample(mech, np.full(200_000, float(x)), np.random.default_rng(100 + seed))
+        draws = mech.sample(np.full(200_000, float(x)), np.random.default_rng(100 + seed))
         assert draws.min() >= 0 and draws.max() < mech.support_size
         with mpmath.workdps(30):
             probabilities = [float(p) for p in mech.pmf(x)]

@@ -1,3 +1,4 @@
-"""Sampling-heavy work: vectorised samplers of every mechanism (:mod:`.samplers`), Monte Carlo
-checks of the exact pmfs and divergences (:mod:`.montecarlo`), and federated-learning runs
-with torch (:mod:`.fl`, optional extra ``fl``)."""
+"""Sampling-heavy work, on the mechanisms' own vectorised samplers
+(:meth:`~rdpcalc.mechanisms.Mechanism.sample`): Monte Carlo checks of the exact pmfs and
+divergences (:mod:`.montecarlo`), and federated-learning runs with torch (:mod:`.fl`, optional
+extra ``fl``)."""

@@ -4,8 +4,9 @@ Gaussian paper (Algorithm 1), vectorised across clients with torch.
 Each round samples ``per_round`` of the clients; each computes the gradient of its loss on a
 minibatch at the global model (all clients at once, ``torch.func.vmap``), clips it, and sends it
 through the mechanism, coordinate by coordinate; the server decodes the (SecAgg) sum into the
-mean gradient and takes a step. The mechanisms run through the same vectorised samplers as the
-Monte Carlo checks (:mod:`.samplers`), on the (clients × coordinates) array.
+mean gradient and takes a step. The mechanisms sample themselves, as in the Monte Carlo checks
+(:meth:`~rdpcalc.mechanisms.Mechanism.sample`; CorBin-FL's pairs by
+:meth:`~rdpcalc.mechanisms.CorBin.sample_pairs`), on the (clients × coordinates) array.
 
 :func:`setup` checks a run's parameters (before any data is read) and loads and federates the
 data; :func:`run` trains and returns the rounds' records and the run's summary (its parameters
@@ -32,7 +33,6 @@ from ..privacy.rdp import check_delta
 from ..queries import divergence, make_mechanism
 from ..runs import account
 from .data import FederatedData, digits, federate, idx_dataset
-from .samplers import sample, sample_corbin_pairs
 
 
 def fl_mechanisms() -> dict[str, tuple[str | None, str | None]]:
@@ -250,12 +250,12 @@ def aggregate(config: RunConfig, mechanism, gradients: np.ndarray, rng: np.rando
     if config.mechanism in ("corbin", "ldp"):  # inputs are offsets from the center c
         clipped = np.clip(gradients - float(mechanism.c), -bound, bound)
     if config.mechanism == "corbin":
-        first, second = sample_corbin_pairs(mechanism, clipped[0::2], clipped[1::2], rng)
+        first, second = mechanism.sample_pairs(clipped[0::2], clipped[1::2], rng)
         amplitude = float(mechanism.r) * float(mechanism.alpha)
         values = np.concatenate([2 * first - 1, 2 * second - 1]) * amplitude + float(mechanism.c)
         return values.mean(axis=0)
     decode = np.array([float(v) for v in mechanism.output_values()])
-    return decode[sample(mechanism, clipped, rng)].mean(axis=0)
+    return decode[mechanism.sample(clipped, rng)].mean(axis=0)
 
 
 def _privacy(mechanism, observer, config: RunConfig, clients: int, dimension: int) -> dict:

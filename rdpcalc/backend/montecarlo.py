@@ -19,9 +19,8 @@ import numpy as np
 
 from .. import resources
 from ..errors import ParameterError
-from ..mechanisms import RQM, Mechanism, log_pmf
+from ..mechanisms import Mechanism, log_pmf
 from ..numerics import FastEngine, fast
-from .samplers import RQM_BYTES_PER_ENTRY, rqm_chunk_rows, sample
 
 #: confidence level of the total-variation bound
 TV_CONFIDENCE = 0.95
@@ -67,14 +66,14 @@ def batch_rows(samples: int, n: int) -> list[int]:
 
 
 def peak_memory(mechanism: Mechanism, samples: int, n: int) -> float:
-    """Estimated peak bytes of a check: one batch of sampled values, RQM's chunk of kept-level
-    draws, and the exact pmf and counts over the n·(K−1)+1 outputs of the sum."""
+    """Estimated peak bytes of a check: one batch of sampled values, the sampler's own work arrays
+    (:meth:`~rdpcalc.mechanisms.Mechanism.sample_work_bytes`), and the exact pmf and counts over
+    the n·(K−1)+1 outputs of the sum."""
     support = mechanism.support_size
     values = min(samples, max(1, BATCH_VALUES // n)) * n
     cells = n * (support - 1) + 1
     single = support * (BYTES_PER_MP_VALUE if n == 1 else BYTES_PER_CELL)
-    chunk = rqm_chunk_rows(mechanism.m) * mechanism.m * RQM_BYTES_PER_ENTRY if isinstance(mechanism, RQM) else 0
-    return values * BYTES_PER_VALUE + chunk + cells * BYTES_PER_CELL + single
+    return values * BYTES_PER_VALUE + mechanism.sample_work_bytes() + cells * BYTES_PER_CELL + single
 
 
 def require_memory(mechanism: Mechanism, samples: int, n: int) -> None:
@@ -92,7 +91,7 @@ def sampled_counts(mechanism: Mechanism, x: float, samples: int, n: int, cells: 
     counts = np.zeros(cells, dtype=np.int64)
     outside = 0
     for rows in batch_rows(samples, n):
-        sums = sample(mechanism, np.full((rows, n), x), rng).sum(axis=1)
+        sums = mechanism.sample(np.full((rows, n), x), rng).sum(axis=1)
         inside = (sums >= 0) & (sums < cells)
         counts += np.bincount(sums[inside], minlength=cells)
         outside += rows - int(inside.sum())

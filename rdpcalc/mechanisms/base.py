@@ -6,7 +6,8 @@ output in ``{0, …, support_size-1}``; the SecAgg server sees the sum of those 
 
 Each mechanism gives its single-client pmf once, in mpmath, in a form free of cancellation;
 the exact engine uses it at the working precision and the fast engine takes its logarithm
-rounded to float64 (:func:`log_pmf`).
+rounded to float64 (:func:`log_pmf`). It also samples itself (:meth:`Mechanism.sample`), by
+its paper's algorithm where it has one (:meth:`Mechanism.draw`).
 """
 
 from __future__ import annotations
@@ -187,7 +188,8 @@ class Mechanism(ABC):
     converts and checks them on construction (:meth:`check` adds the checks that involve
     several parameters). Registered with :func:`register`, it is picked up by every command:
     divergence, pmf, bound, account, calibrate (its parameters with a ``solve`` range), mc (its
-    :meth:`sample`) and fl (its :data:`FL_OBSERVER`)."""
+    :meth:`sample`, which runs the paper's algorithm where the mechanism overrides :meth:`draw`)
+    and fl (its :data:`FL_OBSERVER`, through :meth:`sample` too)."""
 
     #: short name used on the command line
     name: ClassVar[str]
@@ -245,20 +247,23 @@ class Mechanism(ABC):
         """The parameters calibrate can solve for, with their search ranges."""
         return {param.name: param.solve for param in cls.PARAMS if param.solve is not None}
 
-    #: the name of the function in :mod:`rdpcalc.backend.samplers` that runs the paper's own
-    #: randomized algorithm (None: :meth:`sample` inverts the exact pmf)
-    SAMPLER: ClassVar[str | None] = None
-
-    def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Output indices at the inputs ``x`` (any shape, each entry independently): by the
-        paper's algorithm where the mechanism names one (:data:`SAMPLER`), so that the Monte
-        Carlo check compares the algorithm with the pmf; else by inverting the exact pmf's
-        distribution function at each distinct input."""
+    def sample(self, x, rng: np.random.Generator) -> np.ndarray:
+        """Output indices at the inputs ``x`` (an array of any shape, each entry independently):
+        ``x`` as floats, each within [−bound, bound] up to a relative 10⁻¹² (:class:`ParameterError`
+        otherwise), then :meth:`draw`. The Monte Carlo checks compare these draws with the exact
+        pmf; the federated runs send gradients through them."""
         x = np.asarray(x, dtype=float)
-        if self.SAMPLER is not None:
-            from ..backend import samplers
+        bound = float(self.bound)
+        if np.any(np.abs(x) > bound * (1 + 1e-12)):
+            raise ParameterError("x", f"inputs must lie in [-{bound:g}, {bound:g}]")
+        return self.draw(x, rng)
 
-            return getattr(samplers, self.SAMPLER)(self, x, rng)
+    def draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Output indices at the float inputs ``x`` (checked by :meth:`sample`). A mechanism
+        overrides this with its paper's randomized algorithm, vectorised and independent of its
+        exact pmf, so that a sampler that disagrees with the pmf exposes a bug in one of them.
+        By default the pmf's distribution function F (normalised to end at 1) is inverted at each
+        distinct input: the output is the least i with F(i) > U, U uniform on [0, 1)."""
         out = np.empty(x.shape, dtype=np.int64)
         values, where = np.unique(x, return_inverse=True)
         uniforms = rng.random(x.shape)
@@ -268,6 +273,11 @@ class Mechanism(ABC):
             out[chosen] = np.minimum(np.searchsorted(cumulative / cumulative[-1], uniforms[chosen], side="right"),
                                      self.support_size - 1)
         return out
+
+    def sample_work_bytes(self) -> int:
+        """Bytes of the work arrays :meth:`draw` holds beyond its inputs and outputs, at most
+        (for the memory estimate of a Monte Carlo check; 0 unless a mechanism says)."""
+        return 0
 
     @property
     @abstractmethod

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Exact, Param, SolveRange, bits_param
@@ -66,6 +67,10 @@ class Binomial(RoundedNoise):
 
     def noise_mean(self) -> Fraction:
         return self.trials * self.p
+
+    def integer_noise(self, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+        """Binomial(N, p), numpy's sampler."""
+        return rng.binomial(self.trials, float(self.p), size=shape)
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         """Theorem 1 (eq. (7)) of Agarwal et al. (2018) for the sum of n clients (Nn trials), d = 1,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import fmt, to_mpf
@@ -96,7 +97,6 @@ class CorBin(Mechanism):
               low_open=True, high_open=True),
         Param("delta_gap", "number", "Theorem 4: δ − δ₁ in (0, δ]", default=Fraction(1, 10**5), low=0, low_open=True),
     )
-    SAMPLER = "sample_corbin"
     FL_OBSERVER = "local"
     SIZE_PARAMETER = "d"
 
@@ -242,6 +242,37 @@ class CorBin(Mechanism):
             cells[2] += count * up1 * down2
             cells[3] += count * up1 * not_down2
         return cells
+
+    # ------------------------------------------------------------------ samplers
+    def draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Marginal view: LDPQ (Algorithm 1), + with probability q = ½ + x/(2rα). Joint view: the
+        pair (client at x, partner at ``partner``) through CorBinQ (:meth:`sample_pairs`), index
+        2·s₁ + s₂."""
+        if self.view == "joint":
+            first, second = self.sample_pairs(x, np.full(x.shape, float(self.partner)), rng)
+            return 2 * first + second
+        amplitude = float(self.r) * float(self.alpha)
+        return (rng.random(x.shape) < 0.5 + x / (2 * amplitude)).astype(np.int64)
+
+    def sample_pairs(self, x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """CorBinQ (Algorithm 2, line 14 as ``line14``) on pairs of inputs (x, y), offsets in
+        [−r, r] (not checked), with fresh shared bits z per pair: returns (s₁, s₂), 1 for c + rα.
+        With N = 2^d, z uniform on {0 … N−1}, a = ⌊N q₁⌋ and b = ⌊N(1 − q₂)⌋ (the cells of
+        :meth:`pair_joint`): s₁ = 1 if z < a, 0 if z > a, 1 with probability N q₁ − a at z = a;
+        s₂ = 0 if z < b, 1 if z > b (fixed) or z > a (printed), else 0 with probability
+        N(1 − q₂) − b. d = ∞ uses one shared uniform v: s₁ = [v < q₁], s₂ = [v ≥ 1 − q₂]."""
+        amplitude = float(self.r) * float(self.alpha)
+        q1, q2 = 0.5 + x / (2 * amplitude), 0.5 + y / (2 * amplitude)
+        if self.d is None:
+            v = rng.random(x.shape)
+            return (v < q1).astype(np.int64), (v >= 1 - q2).astype(np.int64)
+        N = 2**self.d
+        z = rng.integers(0, N, size=x.shape)
+        a, b = np.floor(N * q1), np.floor(N * (1 - q2))
+        first = np.where(z < a, True, np.where(z > a, False, rng.random(x.shape) < N * q1 - a))
+        second_upper = z > b if self.line14 == "fixed" else z > a
+        down2 = np.where(z < b, True, np.where(second_upper, False, rng.random(x.shape) < N * (1 - q2) - b))
+        return first.astype(np.int64), (~down2).astype(np.int64)
 
     # ------------------------------------------------------------------ MSE [derived]
     def pair_mse(self, x, y) -> mpmath.mpf:

@@ -20,6 +20,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import mpmath
+import numpy as np
 
 from ..exactnum import to_mpf
 from .base import Bound, Param, SolveRange, bits_param
@@ -78,6 +79,11 @@ class DistributedDiscreteGaussian(RoundedNoise):
 
     def noise_deviation(self) -> float:
         return float(self.sigma / self.gamma)
+
+    def integer_noise(self, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+        """N_Z(0, s²), s = σ/γ, by the rejection sampler of Canonne, Kamath & Steinke (2020,
+        arXiv:2004.00010, Algorithm 3) (:func:`_discrete_gaussian`)."""
+        return _discrete_gaussian(float(self.sigma / self.gamma), shape, rng)
 
     def tail_mass_at(self, window: int) -> mpmath.mpf:
         """P(|Z| > L) ≤ 2 Σ_{z > L} e^{−z²/(2s²)}/Z_s ≤ 2·s√(π/2)·erfc(L/(s√2))/Z_s (the sum of a
@@ -140,3 +146,20 @@ def _log_normaliser(scale: mpmath.mpf, precision: int) -> mpmath.mpf:
         total += 2 * term
         z += 1
     return mpmath.log(total)
+
+
+def _discrete_gaussian(scale: float, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+    """N_Z(0, s²) by rejection (Canonne, Kamath & Steinke 2020, arXiv:2004.00010, Algorithm 3):
+    Y from the discrete Laplace P(y) ∝ e^{−|y|/t}, t = ⌊s⌋ + 1 (the difference of two geometric
+    variables), kept with probability exp(−(|Y| − s²/t)²/(2s²)); batches of at least 1024
+    proposals until ``shape`` draws are kept."""
+    t = math.floor(scale) + 1
+    size = int(np.prod(shape))
+    out = np.empty(0, dtype=np.int64)
+    success = -math.expm1(-1.0 / t)
+    while len(out) < size:
+        draws = max(1024, 2 * (size - len(out)))
+        laplace = rng.geometric(success, draws) - rng.geometric(success, draws)
+        keep = rng.random(draws) < np.exp(-((np.abs(laplace) - scale**2 / t) ** 2) / (2 * scale**2))
+        out = np.concatenate([out, laplace[keep]])
+    return out[:size].reshape(shape)

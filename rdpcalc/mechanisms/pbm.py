@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
@@ -45,7 +46,6 @@ class PBM(Mechanism):
               high=MAX_LEVELS),
         bits_param(),
     )
-    SAMPLER = "sample_pbm"
     FL_OBSERVER = "server"
 
     @property
@@ -91,6 +91,11 @@ class PBM(Mechanism):
             mpmath.binomial(trials, i) * success**i * failure ** (trials - i)
             for i in range(trials + 1)
         ]
+
+    def draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Algorithm 2 of Chen et al. (2022): Binomial(trials, ½ + θx/c)."""
+        p = 0.5 + float(self.theta) * x / float(self.c)
+        return rng.binomial(self.trials, p)
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         return [

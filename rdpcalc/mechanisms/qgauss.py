@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
@@ -52,7 +53,6 @@ class QuantizedGaussian(Mechanism):
               "[-C_q/2, C_q/2]", low=0, low_open=True),
         bits_param(),
     )
-    SAMPLER = "sample_qgauss"
     FL_OBSERVER = "server"
     FL_CLIPPING = "l2"
 
@@ -139,6 +139,15 @@ class QuantizedGaussian(Mechanism):
             probs.append(scale * (integrated_cdf(w[k - 2]) - integrated_cdf(w[k - 1])))
         with mpmath.workdps(precision):
             return [+p for p in probs]
+
+    def draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Eq. (10) of Kang et al. (2024): clip(x + N(0, σ²), −C_q, C_q), then unbiased stochastic
+        rounding to the k levels."""
+        clip, k = float(self.clip), self.k
+        y = np.clip(x + float(self.sigma) * rng.standard_normal(x.shape), -clip, clip)
+        position = (y + clip) * (k - 1) / (2 * clip)
+        lower = np.minimum(np.floor(position), k - 2)
+        return (lower + (rng.random(x.shape) < position - lower)).astype(np.int64)
 
     # ------------------------------------------------------------------ bounds
     def gaussian_rdp(self, alpha: float) -> mpmath.mpf:

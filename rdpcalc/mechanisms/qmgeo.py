@@ -30,6 +30,7 @@ from fractions import Fraction
 from math import floor
 
 import mpmath
+import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import fmt, to_mpf
@@ -74,7 +75,6 @@ class QMGeo(Mechanism):
         Param("tie", "choice", "an input on a level is in the interval above it (lower; default) or below (upper)",
               default="lower", choices=TIES),
     )
-    SAMPLER = "sample_qmgeo"
     FL_OBSERVER = "local"
     MARGIN_STUDY = (Fraction(1, 10), Fraction(1, 100), Fraction(1, 10**4), Fraction(1, 10**8))
     BOUND_PARAMS = (
@@ -176,6 +176,25 @@ class QMGeo(Mechanism):
         down_weight = 1 - up_weight
         return [down_weight * d + up_weight * u for d, u in zip(D, U)]
 
+    def draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Eq. (9) of Wang & Gursoy (2023) with the text's supports: a λ-coin picks the upward
+        branch (orientation S) or the downward one (L, literally), then a geometric step
+        truncated to the levels (:func:`_truncated_geometric`): r + 1 … R−1 up, r … 0 down. Only
+        the default reading (text normalisers, lower tie) is sampled; :class:`ParameterError`
+        otherwise."""
+        if self.normalisers != "text" or self.tie != "lower":
+            raise ParameterError("normalisers", "the sampler runs the text's supports with the default tie rule")
+        R, p = self.R, float(self.p)
+        q = 1 - p
+        t = (x + float(self.w_max)) / float(self.spacing)
+        r = np.minimum(np.floor(t), R - 2)
+        lam = t - r
+        up_probability = lam if self.orientation == "S" else 1 - lam
+        up = rng.random(x.shape) < up_probability
+        upward = r + _truncated_geometric(q, R - r - 1, rng)
+        downward = r - (_truncated_geometric(q, r + 1, rng) - 1)
+        return np.where(up, upward, downward).astype(np.int64)
+
     # ------------------------------------------------------------------ the paper's formulas
     def eps_dp_paper(self) -> mpmath.mpf:
         """Eq. (21) as printed: ε = −ln(p (1−p)^{R−2})."""
@@ -254,3 +273,14 @@ class QMGeo(Mechanism):
                 Bound("eq. (23) as printed", alpha, self.rdp_printed_sum(alpha), "paper eq. (23)", None, ""),
             ]
         return out
+
+
+def _truncated_geometric(q: float, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Steps k ∈ {1 … length} (elementwise) with P(k) = (1 − q) q^{k−1}/(1 − q^length), the
+    geometric of eq. (6) truncated to the levels, by inverting its distribution function
+    (1 − q^k)/(1 − q^length) at a uniform u: k = ⌈log(1 − u(1 − q^length))/log q⌉; all 1 at
+    q = 0 (p = 1), which draws nothing."""
+    if q == 0:
+        return np.ones(length.shape)
+    u = rng.random(length.shape)
+    return np.ceil(np.log1p(-u * (1 - q**length)) / math.log(q))

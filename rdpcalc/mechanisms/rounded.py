@@ -50,6 +50,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import mpmath
+import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import to_mpf
@@ -65,11 +66,11 @@ NOISE_DPS = 40
 class RoundedNoise(Mechanism):
     """Randomized rounding to the grid γZ plus integer noise (module docstring). A subclass is a
     frozen dataclass with fields ``c``, ``gamma``, its noise parameters and ``bits`` (and ``tail``
-    for unbounded noise), and defines :meth:`noise_log_pmf` and either :meth:`noise_window`
-    (bounded noise) or :meth:`tail_mass_at` and :meth:`log_tail_sum` (unbounded noise)."""
+    for unbounded noise), and defines :meth:`noise_log_pmf`, :meth:`integer_noise` and either
+    :meth:`noise_window` (bounded noise) or :meth:`tail_mass_at` and :meth:`log_tail_sum`
+    (unbounded noise)."""
 
     OTHERS_FAMILY = "shift"
-    SAMPLER = "sample_rounded_noise"
     #: True where the noise has unbounded support (its pmf is windowed; :mod:`rdpcalc.worstcase.tails`)
     UNBOUNDED: bool = True
 
@@ -174,6 +175,10 @@ class RoundedNoise(Mechanism):
         """log of the true noise pmf at the integer z (normalised over all integers)."""
         raise NotImplementedError
 
+    def integer_noise(self, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+        """Independent draws of the noise Z, an integer array of ``shape``, by the paper's sampler."""
+        raise NotImplementedError(f"no noise sampler for {type(self).__name__}")
+
     def pmf(self, x: Fraction) -> list[mpmath.mpf]:
         """(1 − t)·N(o − y) + t·N(o − y − 1) on the outputs o of the window −K + lo … K + hi, N the
         true noise pmf; each entry a sum of at most two products of positives. For unbounded
@@ -193,6 +198,19 @@ class RoundedNoise(Mechanism):
                     value += up * noise[o - y - 1 - first]
                 out.append(value)
         return [+p for p in out]
+
+    def draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Unbiased randomized rounding of x/γ (up with probability x/γ − ⌊x/γ⌋), plus the
+        mechanism's integer noise (:meth:`integer_noise`); the output index is the integer minus
+        the window's lowest output. A draw outside the window (probability at most the tail mass)
+        is an ArithmeticError, never folded into an end bin."""
+        scaled = x / float(self.gamma)
+        lower = np.floor(scaled)
+        rounded = (lower + (rng.random(x.shape) < scaled - lower)).astype(np.int64)
+        index = rounded + self.integer_noise(x.shape, rng) - self.lowest_output
+        if np.any((index < 0) | (index >= self.support_size)):
+            raise ArithmeticError(f"a draw of {self.name} left its window (probability ≤ {self.tail_mass_bound():.3g} each)")
+        return index
 
     def output_values(self) -> list[Fraction]:
         """γ·(o − E Z): the unbiased decoding of one client's integer o."""

@@ -6,7 +6,7 @@ always kept, each interior level independently with probability ``q``; ``x`` is 
 without bias to one of the two kept levels around it. The output is the level's index.
 
 The output pmf is the paper's Lemma 5.1 (eq. (2), proof in App. B.1); its pure-DP bound is
-Theorem 5.2 (eq. (3), proof in App. B.2).
+Theorem 5.2 (eq. (3), proof in App. B.2). :meth:`RQM.draw` samples by Algorithm 2 itself.
 """
 
 from __future__ import annotations
@@ -22,6 +22,13 @@ import numpy as np
 from ..exactnum import to_mpf as _mp
 from ..logdomain import logsumexp
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
+
+#: samples drawn per chunk of the RQM sampler, at most (its (chunk × m) work array is bounded
+#: by CHUNK_VALUES entries too: fewer rows when m > 16, which leaves the stream of m ≤ 16 as it was)
+_CHUNK = 1 << 16
+CHUNK_VALUES = 1 << 20
+#: bytes per entry of the RQM work array: a uniform, the kept flag and two index arrays
+RQM_BYTES_PER_ENTRY = 25
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,6 @@ class RQM(Mechanism):
               high_open=True, solve=SolveRange(1e-6, 1 - 1e-6)),
         bits_param(),
     )
-    SAMPLER = "sample_rqm"
     FL_OBSERVER = "server"
 
     MIRRORED = True
@@ -154,6 +160,33 @@ class RQM(Mechanism):
             upper_terms = (log_lo + _log_offsets(j - below, t - j))[None, :] - np.log(above[:, None] - below[None, :])
         return np.concatenate([log_lo + logsumexp(lower_terms, axis=1), log_hi + logsumexp(upper_terms, axis=1)])
 
+    # ----------------------------------------------------------------- sampler
+    def draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Algorithm 2 of Youn et al. (2023, arXiv:2306.11913): keep the end levels and each interior
+        level with probability q; the lower neighbour is the largest kept index with B(k) ≤ x, the
+        upper the smallest with B(k) ≥ x; round up with probability (x − B(lo))/(B(hi) − B(lo)).
+        Inputs go in chunks of :func:`rqm_chunk_rows`."""
+        m, q = self.m, float(self.q)
+        x_max = float(self.x_max)
+        position = (x.ravel() + x_max) * (m - 1) / (2 * x_max)  # x in units of the level spacing
+        out = np.empty(position.shape, dtype=np.int64)
+        index = np.arange(m)
+        rows = rqm_chunk_rows(m)
+        for start in range(0, len(position), rows):
+            t = position[start : start + rows, None]
+            kept = np.ones((len(t), m), dtype=bool)
+            kept[:, 1 : m - 1] = rng.random((len(t), m - 2)) < q
+            lower = np.where(kept & (index <= t), index, -1).max(axis=1)
+            upper = np.where(kept & (index >= t), index, m).min(axis=1)
+            span = np.maximum(upper - lower, 1)
+            up = rng.random(len(t)) < (t[:, 0] - lower) / span
+            out[start : start + rows] = np.where(up & (upper > lower), upper, lower)
+        return out.reshape(x.shape)
+
+    def sample_work_bytes(self) -> int:
+        """The (chunk × m) work array of :meth:`draw`: RQM_BYTES_PER_ENTRY bytes per entry."""
+        return rqm_chunk_rows(self.m) * self.m * RQM_BYTES_PER_ENTRY
+
     # ----------------------------------------------------------------- Theorem 5.2
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         inf = math.inf
@@ -184,6 +217,12 @@ class RQM(Mechanism):
         """−log min_i P(Q(−c) = i): the corrected step (⋆). Since P(Q(c)=i) ≤ 1 it bounds
         D_∞(P_c ‖ P_{−c}) [derived]; it bounds only the ±c pair."""
         return -mpmath.log(min(self.pmf(-self.c)))
+
+
+def rqm_chunk_rows(m: int) -> int:
+    """Inputs per chunk of :meth:`RQM.draw`: 2¹⁶, fewer when m > 16 so that the (chunk × m)
+    work array holds at most CHUNK_VALUES entries (one row when m exceeds it)."""
+    return min(_CHUNK, max(1, CHUNK_VALUES // m))
 
 
 def _log_offsets(counts: np.ndarray, part: Fraction) -> np.ndarray:

@@ -63,6 +63,11 @@ class Skellam(RoundedNoise):
     def noise_deviation(self) -> float:
         return math.sqrt(2 * float(self.mu))
 
+    def integer_noise(self, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+        """Sk(μ, μ) as the difference Poisson(μ) − Poisson(μ) of two independent draws."""
+        mu = float(self.mu)
+        return rng.poisson(mu, size=shape) - rng.poisson(mu, size=shape)
+
     def tail_mass_at(self, window: int) -> mpmath.mpf:
         """P(|Z| > L) ≤ 2 e^{−θ(L+1)} E e^{θZ} = 2 exp(−θ(L+1) + μ(e^θ + e^{−θ} − 2)) (Chernoff),
         at its minimiser θ = asinh((L+1)/(2μ))."""
