@@ -2,7 +2,8 @@
 for a whole run and tabulate the mean squared error of the decoded SecAgg sum.
 
 **Equal bits.** Every client sends B bits per coordinate and the server receives the sum modulo
-M = 2^B. Each mechanism gets the finest resolution that fits (the rules of :data:`DESIGNS`):
+M = 2^B. Each mechanism gets the finest resolution that fits (its
+:meth:`~rdpcalc.mechanisms.Mechanism.design`, :func:`designs`):
 
 * RQM, PBM, quantized Gaussian (bounded outputs, m values per client): the largest m with
   n(m − 1) + 1 ≤ M, so the sum never wraps;
@@ -24,8 +25,7 @@ x ∈ {0, c/4, c/2, 3c/4, c} (the mechanisms are symmetric in x).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import mpmath
@@ -34,12 +34,11 @@ import numpy as np
 from .accountant import MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
-from .mechanisms.base import MAX_LEVELS, exact_pmf, log_pmf
+from .mechanisms.base import exact_pmf, log_pmf
+from .mechanisms.design import Design
 from .privacy import rdp as acc
 from .runs import account_run, check_participation, check_rounds
 
-#: standard deviations of the sum's noise that the modular range keeps beside the inputs (ddg, skellam)
-Z_RANGE = 4
 #: the inputs (as fractions of c) the MSE is maximised over
 MSE_INPUTS = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1))
 #: the relative width of the free parameter's bracket at which the solver stops
@@ -48,100 +47,19 @@ SOLVE_RTOL = 2e-3
 SOLVE_EVALUATIONS = 12
 #: the factor between the values tried while bracketing the target (log-scale parameters)
 BRACKET_STEP = 4.0
-#: the mechanisms compared by default
-COMPARED = ("rqm", "pbm", "qgauss", "ddg", "skellam", "binomial")
 
 
-@dataclass(frozen=True)
-class Design:
-    """How a mechanism is set up at B bits for n clients: ``build(value)`` is the mechanism with
-    its free parameter ``free`` at ``value`` (None where the bits cannot hold it), searched in
-    [``low``, ``high``] (log scale if ``log``; integers if ``integer``); ``private_high``: ε falls
-    as the value grows. ``low``, ``high`` and ``build`` take (n, bits, c)."""
-
-    free: str
-    ends: Callable[[int, int, Fraction], tuple[float, float]]
-    build: Callable[[float, int, int, Fraction], Mechanism | None]
-    log: bool = True
-    integer: bool = False
-    private_high: bool = True
-    rule: str = ""
-
-
-def _levels(n: int, bits: int) -> int:
-    """m: the most output values per client with n(m − 1) + 1 ≤ 2^B (capped at MAX_LEVELS)."""
-    return min(MAX_LEVELS, (2**bits - 1) // n + 1)
-
-
-def _rqm(value: float, n: int, bits: int, c: Fraction):
-    m = _levels(n, bits)
-    return None if m < 2 else MECHANISMS["rqm"](c=c, delta=Fraction(value) * c, m=m, q=Fraction(21, 50), bits=bits)
-
-
-def _pbm(value: float, n: int, bits: int, c: Fraction):
-    trials = _levels(n, bits) - 1
-    return None if trials < 1 else MECHANISMS["pbm"](c=c, theta=Fraction(value), trials=trials, bits=bits)
-
-
-def _qgauss(value: float, n: int, bits: int, c: Fraction):
-    k = _levels(n, bits)
-    return None if k < 2 else MECHANISMS["qgauss"](sigma=Fraction(value) * c, k=k, clip=2 * c, bits=bits)
-
-
-def _binomial(value: float, n: int, bits: int, c: Fraction):
-    per_client = (2**bits - 1) // n
-    trials = int(value)
-    reach = (per_client - trials) // 2
-    if trials < 1 or reach < 1:
-        return None
-    return MECHANISMS["binomial"](c=c, gamma=c / reach, trials=trials, bits=bits)
-
-
-def _unbounded_reach(deviation: float, n: int, bits: int) -> int:
-    """K with n·2K + 2·Z_RANGE·√n·σ ≤ 2^B (0 when none fits)."""
-    return max(0, math.floor((2**bits - 2 * Z_RANGE * math.sqrt(n) * deviation) / (2 * n)))
-
-
-def _ddg(value: float, n: int, bits: int, c: Fraction):
-    reach = _unbounded_reach(value, n, bits)
-    if reach < 1:
-        return None
-    gamma = c / reach
-    return MECHANISMS["ddg"](c=c, gamma=gamma, sigma=Fraction(value) * gamma, cover=Fraction(1), bits=bits)
-
-
-def _skellam(value: float, n: int, bits: int, c: Fraction):
-    reach = _unbounded_reach(math.sqrt(2 * value), n, bits)
-    if reach < 1:
-        return None
-    return MECHANISMS["skellam"](c=c, gamma=c / reach, mu=Fraction(value), cover=Fraction(1), bits=bits)
-
-
-def _noise_ends(n: int, bits: int, c: Fraction) -> tuple[float, float]:
-    """(0.05, the largest grid deviation that leaves K ≥ 1)."""
-    return 0.05, max(0.1, (2**bits - 2 * n) / (2 * Z_RANGE * math.sqrt(n)))
-
-
-DESIGNS: dict[str, Design] = {
-    "rqm": Design("delta/c", lambda n, b, c: (1e-3, 1e3), _rqm,
-                  rule="m = ⌊(2^B − 1)/n⌋ + 1 levels, q = 0.42; Δ/c solved for"),
-    "pbm": Design("theta", lambda n, b, c: (1e-6, 0.5 - 1e-6), _pbm, log=False, private_high=False,
-                  rule="⌊(2^B − 1)/n⌋ trials; θ solved for"),
-    "qgauss": Design("sigma/c", lambda n, b, c: (1e-3, 1e3), _qgauss,
-                     rule="k = ⌊(2^B − 1)/n⌋ + 1 levels, C_q = 2c; σ/c solved for"),
-    "ddg": Design("sigma/gamma", _noise_ends, _ddg,
-                  rule=f"K = ⌊(2^B − 2·{Z_RANGE}√n·s)/(2n)⌋, γ = c/K; s = σ/γ solved for"),
-    "skellam": Design("mu", lambda n, b, c: (0.05**2 / 2, _noise_ends(n, b, c)[1] ** 2 / 2), _skellam,
-                      rule=f"K = ⌊(2^B − 2·{Z_RANGE}√(2nμ))/(2n)⌋, γ = c/K; μ solved for"),
-    "binomial": Design("trials", lambda n, b, c: (1, max(1, (2**b - 1) // n - 2)), _binomial, integer=True,
-                       rule="N trials and K = ⌊(⌊(2^B − 1)/n⌋ − N)/2⌋, γ = c/K; N solved for"),
-}
+def designs() -> dict[str, Design]:
+    """Every registered mechanism that declares its design at a bit budget
+    (:meth:`rdpcalc.mechanisms.Mechanism.design`), by name, in the order of registration: the
+    mechanisms ``compare`` runs by default."""
+    return {name: cls.design() for name, cls in MECHANISMS.items() if cls.supports("compare")}
 
 
 def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rounds: int = 1,
             clients: int | None = None, dim: int = 1, sampling: str = "without-replacement",
             observer: str = "server", relation: str = "replace-one", participation: int | None = None, c=1,
-            mechanisms=COMPARED,
+            mechanisms: Sequence[str] | None = None,
             progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """One record per mechanism: its design at ``bits`` bits for ``n`` clients, the free
     parameter calibrated so that the run's ε at ``dp_delta`` meets ``dp_epsilon``, the ε reached,
@@ -153,7 +71,8 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
         dp_epsilon, dp_delta: the target (ε, δ) of the whole run.
         rounds, clients, dim, sampling, observer, relation, participation: the run, as for
             :func:`rdpcalc.account`.
-        c: the clipping bound (inputs in [−c, c]); ``mechanisms``: which to compare.
+        c: the clipping bound (inputs in [−c, c]); ``mechanisms``: which to compare (default:
+            every registered mechanism with a design, :func:`designs`).
         progress: ``progress(done, total)`` after each accounting evaluation."""
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 100_000:
         raise ParameterError("n", f"must be an integer in [2, 100000], got {n!r}")
@@ -166,9 +85,11 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     bound = Fraction(c)
     if bound <= 0:
         raise ParameterError("c", f"must be > 0, got {c!r}")
-    unknown = [name for name in mechanisms if name not in DESIGNS]
+    known = designs()
+    mechanisms = list(known) if mechanisms is None else list(mechanisms)
+    unknown = [name for name in mechanisms if name not in known]
     if unknown:
-        raise ParameterError("mechanisms", f"must be among {', '.join(DESIGNS)}, got {unknown[0]!r}")
+        raise ParameterError("mechanisms", f"must be among {', '.join(known)}, got {unknown[0]!r}")
 
     run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer,
            "relation": relation, "participation": participation}
@@ -185,7 +106,7 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
         if progress is not None:
             progress(min(done[0], total), total)
 
-    records = [_compare_one(name, n, bits, bound, target, dp_delta, run, advance) for name in mechanisms]
+    records = [_compare_one(known[name], name, n, bits, bound, target, dp_delta, run, advance) for name in mechanisms]
     if progress is not None:
         progress(total, total)
     return records
@@ -198,15 +119,14 @@ def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, c
     without its wrap-around (an upper bound), composed as :func:`rdpcalc.account` composes it
     (:func:`rdpcalc.runs.account_run`: the Rényi curve and, where it applies, a PLD; the
     smaller of the two ε, both upper bounds)."""
-    record = account_run(replace(mechanism, bits=None), n=n, rounds=rounds, clients=clients, dim=dim,
+    record = account_run(mechanism.without_wrap_around(), n=n, rounds=rounds, clients=clients, dim=dim,
                          sampling=sampling, observer=observer, relation=relation,
                          participation=participation).record(dp_delta=dp_delta)
     return record["epsilon"], record["epsilon_method"]
 
 
-def _compare_one(name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float, run: dict,
+def _compare_one(design: Design, name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float, run: dict,
                  advance: Callable[[], None]) -> dict:
-    design = DESIGNS[name]
     record = {"mechanism": name, "n": n, "bits": bits, "dp_epsilon": target, "dp_delta": dp_delta, **run,
               "design": design.rule, "solved": design.free}
     try:

@@ -13,12 +13,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
+import numpy as np
+import pandas as pd
 import pytest
 
+import rdpcalc
 from rdpcalc.cli import main
 from rdpcalc.errors import SelfCheckFailed
-from rdpcalc.mechanisms import MECHANISMS, Bound, Mechanism, Param, SolveRange, register
+from rdpcalc.mechanisms import FEATURES, MECHANISMS, Bound, Mechanism, Param, SolveRange, register
 from rdpcalc.mechanisms.base import check_example_pmfs
+from rdpcalc.mechanisms.design import Design
+from rdpcalc.sweep import load_spec, run_sweep
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,29 @@ class Toy(Mechanism):
         t = mpmath.mpf(self.theta.numerator) / self.theta.denominator
         return [Bound("D_∞ closed form", math.inf, mpmath.log((1 + 2 * t) / (1 - 2 * t)), "test", "worst", "=")]
 
+    def draw(self, x, rng):
+        """Its own algorithm: one uniform per input against P(1 | x)."""
+        return (rng.random(x.shape) < 0.5 + float(self.theta) * x / float(self.c)).astype(np.int64)
+
+    @classmethod
+    def design(cls):
+        """At B bits for n clients: the sum's n + 1 values must fit 2^B; θ solved for."""
+        def build(value, n, bits, c):
+            return cls(c=c, theta=Fraction(value)) if n + 1 <= 2**bits else None
+
+        return Design("theta", lambda n, bits, c: (1e-4, 0.49), build, log=False, private_high=False,
+                      rule="one coin per client; θ solved for")
+
+
+@dataclass(frozen=True)
+class BiasedToy(Toy):
+    """The toy whose sampler is wrong: its coin comes up 1 five points too often."""
+
+    name = "biased-toy"
+
+    def draw(self, x, rng):
+        return (rng.random(x.shape) < 0.55 + float(self.theta) * x / float(self.c)).astype(np.int64)
+
 
 def coin_divergence(theta: float, alpha: float) -> float:
     """D_α between Bernoulli(½ + θ) and Bernoulli(½ − θ), by the definition."""
@@ -97,7 +125,7 @@ def test_register_refuses_a_class_whose_params_are_not_its_fields():
 
 
 def test_toy_supports_every_command(toy):
-    assert all(toy.supports(feature) for feature in ("divergence", "pmf", "bound", "account", "calibrate", "mc", "fl"))
+    assert all(toy.supports(feature) for feature in FEATURES)
     assert toy.solvable() == {"theta": SolveRange(1e-4, 0.49)}
     with pytest.raises(ValueError, match="feature"):
         toy.supports("teleport")
@@ -134,9 +162,44 @@ def test_account_and_calibrate(toy, capsys):
     assert solved["epsilon"] <= accounted["epsilon"] * (1 + 1e-9)
 
 
-def test_mc_uses_the_generic_sampler(toy, capsys):
+def test_mc_checks_the_toys_own_sampler(toy, capsys, monkeypatch):
+    calls = []
+    original = Toy.draw
+    monkeypatch.setattr(Toy, "draw", lambda self, x, rng: calls.append(x.size) or original(self, x, rng))
     record = run_json(capsys, "mc", "toy", "--c", "1", "--theta", "0.25", "--x", "0.5", "--samples", "20000")[0]
-    assert record["samples"] == 20000 and record["p_value"] > 1e-4
+    assert record["samples"] == 20000 and record["p_value"] > 1e-4 and sum(calls) == 20000
+
+
+def test_mc_catches_a_wrong_sampler(monkeypatch, capsys):
+    monkeypatch.setitem(MECHANISMS, "biased-toy", BiasedToy)
+    register(BiasedToy)
+    record = run_json(capsys, "mc", "biased-toy", "--c", "1", "--theta", "0.25", "--x", "0.5", "--samples", "20000")[0]
+    assert record["p_value"] < 1e-10 and record["tv"] == pytest.approx(0.05, abs=0.015)
+
+
+def test_compare_calibrates_the_toy(toy, capsys):
+    """θ solved so that one round's ε meets the target; the MSE of the decoded sum of n unbiased
+    coins (outputs ±c/(2θ)) is n·c²/(4θ²) at x = 0, its worst input, with no wrap-around."""
+    record = run_json(capsys, "compare", "--n", "4", "--bits", "4", "--dp-epsilon", "1", "--mechanisms", "toy")[0]
+    assert record["feasible"] and record["solved"] == "theta"
+    theta = record["value"]
+    assert record["mse"] == pytest.approx(4 / (4 * theta**2), rel=1e-9)
+    accounted = rdpcalc.account(Toy(c=Fraction(1), theta=Fraction(theta)), n=4, dp_delta=1e-5)["epsilon"]
+    assert accounted == pytest.approx(record["epsilon"], rel=1e-9) and accounted <= 1 * (1 + 1e-9)
+    assert accounted > 0.99  # calibrated: the target is nearly met, not far below it
+
+
+def test_sweep_runs_the_toy(toy, tmp_path):
+    spec = tmp_path / "toy.toml"
+    spec.write_text('[[task]]\ncommand = "divergence"\nmechanism = "toy"\nfixed = { c = 1, alphas = [2] }\n'
+                    "grid = { theta = [0.1, 0.2] }\n")
+    out = tmp_path / "toy.csv"
+    outcome = run_sweep(load_spec(spec), out, serial=True)
+    assert (outcome.points, outcome.ran, outcome.failed) == (2, 2, 0)
+    table = pd.read_csv(out)
+    for theta in (0.1, 0.2):
+        [value] = table[table.param_theta == theta].divergence
+        assert value == pytest.approx(coin_divergence(theta, 2), rel=1e-10)
 
 
 def test_help_shows_only_the_toy(toy, capsys):

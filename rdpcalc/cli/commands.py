@@ -20,7 +20,7 @@ from ..accountant import METHODS, PER_ROUND, RELATIONS
 from ..backend import fl, montecarlo
 from ..backend.fl import fl_mechanisms
 from ..bounds import bound
-from ..compare import COMPARED, DESIGNS, compare
+from ..compare import compare, designs
 from ..errors import ParameterError
 from ..exactnum import to_fraction
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
@@ -771,8 +771,8 @@ def compare_command():
                Opt("participation", "server/local: the rounds a client takes part in, 1 … ROUNDS (as for account; "
                    "default all).", kind=int, panel="Run"),
                Opt("c", "Clipping bound c > 0: inputs in [-c, c].", default="1", metavar="NUMBER", panel="Run"),
-               Opt("mechanisms", f"Comma-separated mechanisms to compare (default {','.join(COMPARED)}).",
-                   default=",".join(COMPARED), metavar="LIST", panel="Run"),
+               Opt("mechanisms", f"Comma-separated mechanisms to compare (default {','.join(designs())}).",
+                   default=",".join(designs()), metavar="LIST", panel="Run"),
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
@@ -784,7 +784,7 @@ def compare_command():
             records = compare(progress=progress, **values)
         emit(records, form, csv_path, render.render_compare)
 
-    rules = "; ".join(f"{name}: {design.rule}" for name, design in DESIGNS.items())
+    rules = "; ".join(f"{name}: {design.rule}" for name, design in designs().items())
     return command(body, options), {
         "help": "Which mechanism at equal bits: calibrate each mechanism's noise to a target (ε, δ) for a run and "
                 "tabulate the MSE of the decoded SecAgg sum (exact, from the pmfs) at B bits per coordinate. "

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..compare import DESIGNS, decoded_sum_error, run_epsilon
+from ..compare import decoded_sum_error, designs, run_epsilon
 from ..errors import ParameterError
 from ..mechanisms import MECHANISMS
 from .spec import FigureSpec
@@ -33,7 +33,7 @@ SWEEPS = {
     "qgauss": lambda n, b: np.geomspace(0.2, 20, POINTS),
     "ddg": lambda n, b: np.geomspace(_noise_high(n, b) / 100, _noise_high(n, b, capped=True), POINTS),
     "skellam": lambda n, b: np.geomspace(_noise_high(n, b) / 100, _noise_high(n, b, capped=True), POINTS) ** 2 / 2,
-    "binomial": lambda n, b: np.unique(np.geomspace(2, max(2, DESIGNS["binomial"].ends(n, b, C)[1]), POINTS)
+    "binomial": lambda n, b: np.unique(np.geomspace(2, max(2, designs()["binomial"].ends(n, b, C)[1]), POINTS)
                                        .round().astype(int)),
 }
 #: the largest grid deviation of a noise swept (larger ones take the windows past 10⁵ points at n = 1000, for an ε
@@ -44,7 +44,7 @@ NOISE_CAP = 12
 def _noise_high(n: int, bits: int, capped: bool = False) -> float:
     """The largest grid deviation that fits B bits (design of :mod:`rdpcalc.compare`), over 1.5 and
     at most NOISE_CAP when ``capped``."""
-    high = DESIGNS["ddg"].ends(n, bits, C)[1]
+    high = designs()["ddg"].ends(n, bits, C)[1]
     return min(high / 1.5, NOISE_CAP) if capped else high
 
 
@@ -58,7 +58,7 @@ def build(progress=None) -> list[dict]:
     records = []
     tasks = [(n, bits, name) for n, bits, names in PANELS for name in names]
     for done, (n, bits, name) in enumerate(tasks):
-        design = DESIGNS[name]
+        design = designs()[name]
         for value in SWEEPS[name](n, bits):
             mechanism = design.build(float(value), n, bits, C)
             if mechanism is not None:
@@ -92,7 +92,7 @@ def _drawn(record: dict) -> bool:
 
 def plot(records: list[dict], path) -> None:
     fig, axes = new_figure(ncols=len(PANELS), width=5.0 * len(PANELS))
-    names = list(DESIGNS)
+    names = list(designs())
     for axis, (n, bits, drawn) in zip(axes, PANELS):
         for name in drawn:
             colour = COLOURS[names.index(name) % len(COLOURS)]

@@ -16,7 +16,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import MISSING, dataclass
+from dataclasses import MISSING, dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import ClassVar
@@ -178,7 +178,7 @@ class Exact:
 
 
 #: the capabilities a command may ask a mechanism for (:meth:`Mechanism.supports`)
-FEATURES = ("divergence", "pmf", "bound", "account", "calibrate", "mc", "fl")
+FEATURES = ("divergence", "pmf", "bound", "account", "calibrate", "mc", "fl", "compare")
 
 
 class Mechanism(ABC):
@@ -224,7 +224,8 @@ class Mechanism(ABC):
     def supports(cls, feature: str) -> bool:
         """Whether the command ``feature`` (one of :data:`FEATURES`) applies to this mechanism:
         ``bound`` where it states closed forms (:meth:`bounds`), ``calibrate`` where a parameter
-        has a ``solve`` range, ``fl`` where it has an :data:`FL_OBSERVER`; the others always."""
+        has a ``solve`` range, ``fl`` where it has an :data:`FL_OBSERVER`, ``compare`` where it
+        declares its :meth:`design` at a bit budget; the others always."""
         if feature not in FEATURES:
             raise ValueError(f"feature must be one of {', '.join(FEATURES)}, got {feature!r}")
         if feature == "bound":
@@ -233,7 +234,15 @@ class Mechanism(ABC):
             return any(param.solve is not None for param in cls.PARAMS)
         if feature == "fl":
             return cls.FL_OBSERVER is not None
+        if feature == "compare":
+            return cls.design() is not None
         return True
+
+    @classmethod
+    def design(cls):
+        """How the mechanism is set up at B bits per coordinate for n clients, for ``compare``:
+        a :class:`rdpcalc.mechanisms.design.Design`, or None (the default) where it takes no part."""
+        return None
 
     @classmethod
     def size_parameter(cls) -> str:
@@ -402,6 +411,12 @@ class Mechanism(ABC):
         finite (:func:`bits_param`); None: the sum does not wrap."""
         bits = getattr(self, "bits", None)
         return None if bits is None else 2**bits
+
+    def without_wrap_around(self) -> Mechanism:
+        """The same mechanism with a sum that does not wrap (``bits`` ∞): itself where it has no
+        modulus. Wrapping can only lower a divergence, so the unwrapped sum's ε bounds the
+        wrapped one's."""
+        return self if self.modulus is None else replace(self, bits=None)
 
     def parameters(self) -> dict[str, float | int | str | None]:
         """The parameters as plain values, for output records: numbers as float or int,

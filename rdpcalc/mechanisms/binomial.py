@@ -20,6 +20,7 @@ import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Exact, Param, SolveRange, bits_param
+from .design import Design
 from .rounded import RoundedNoise, grid_params
 
 
@@ -71,6 +72,21 @@ class Binomial(RoundedNoise):
     def integer_noise(self, shape: tuple, rng: np.random.Generator) -> np.ndarray:
         """Binomial(N, p), numpy's sampler."""
         return rng.binomial(self.trials, float(self.p), size=shape)
+
+    @classmethod
+    def design(cls) -> Design:
+        """``compare``'s design at B bits for n clients: N trials, the rest of each client's share
+        of the modulus for the rounded input."""
+        def build(value: float, n: int, bits: int, c: Fraction):
+            per_client = (2**bits - 1) // n
+            trials = int(value)
+            reach = (per_client - trials) // 2
+            if trials < 1 or reach < 1:
+                return None
+            return cls(c=c, gamma=c / reach, trials=trials, bits=bits)
+
+        return Design("trials", lambda n, b, c: (1, max(1, (2**b - 1) // n - 2)), build, integer=True,
+                      rule="N trials and K = ⌊(⌊(2^B − 1)/n⌋ − N)/2⌋, γ = c/K; N solved for")
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         """Theorem 1 (eq. (7)) of Agarwal et al. (2018) for the sum of n clients (Nn trials), d = 1,

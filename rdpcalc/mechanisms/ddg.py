@@ -24,6 +24,7 @@ import numpy as np
 
 from ..exactnum import to_mpf
 from .base import Bound, Param, SolveRange, bits_param
+from .design import Z_RANGE, Design, noise_ends, unbounded_reach
 from .rounded import (
     DEFAULT_COVER,
     DEFAULT_TAIL,
@@ -102,6 +103,20 @@ class DistributedDiscreteGaussian(RoundedNoise):
         largest = mpmath.mpf(0) if mu >= start else -((start - mu) ** 2) / (2 * s**2)
         integral = mpmath.log(s * mpmath.sqrt(mpmath.pi / 2) * mpmath.erfc((start - mu) / (s * mpmath.sqrt(2))))
         return a * (a - 1) * d**2 / (2 * s**2) - self.log_normaliser_lower() + log_add(largest, integral)
+
+    @classmethod
+    def design(cls) -> Design:
+        """``compare``'s design at B bits for n clients: the finest grid that leaves the sum's noise
+        Z_RANGE standard deviations of the modulus."""
+        def build(value: float, n: int, bits: int, c: Fraction):
+            reach = unbounded_reach(value, n, bits)
+            if reach < 1:
+                return None
+            gamma = c / reach
+            return cls(c=c, gamma=gamma, sigma=Fraction(value) * gamma, cover=Fraction(1), bits=bits)
+
+        return Design("sigma/gamma", noise_ends, build,
+                      rule=f"K = ⌊(2^B − 2·{Z_RANGE}√n·s)/(2n)⌋, γ = c/K; s = σ/γ solved for")
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         """The single discrete Gaussian's αΔ²/(2s²) (Canonne et al. 2020, Prop. 5; an equality at

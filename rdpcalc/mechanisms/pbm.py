@@ -20,6 +20,7 @@ import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
+from .design import Design, levels_at_bits
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,16 @@ class PBM(Mechanism):
         """Algorithm 2 of Chen et al. (2022): Binomial(trials, ½ + θx/c)."""
         p = 0.5 + float(self.theta) * x / float(self.c)
         return rng.binomial(self.trials, p)
+
+    @classmethod
+    def design(cls) -> Design:
+        """``compare``'s design at B bits for n clients: as many trials as the sum's modulus holds."""
+        def build(value: float, n: int, bits: int, c: Fraction):
+            trials = levels_at_bits(n, bits) - 1
+            return None if trials < 1 else cls(c=c, theta=Fraction(value), trials=trials, bits=bits)
+
+        return Design("theta", lambda n, b, c: (1e-6, 0.5 - 1e-6), build, log=False, private_high=False,
+                      rule="⌊(2^B − 1)/n⌋ trials; θ solved for")
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         return [

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..exactnum import to_mpf
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
+from .design import Design, levels_at_bits
 
 
 def integrated_cdf(t):
@@ -204,6 +205,16 @@ class QuantizedGaussian(Mechanism):
             mpmath.ncdf((c - m) / sigma) - mpmath.ncdf((-c - m) / sigma))
         total = top_p**a * top_q ** (1 - a) + low_p**a * low_q ** (1 - a) + inner
         return mpmath.log(total) / (a - 1)
+
+    @classmethod
+    def design(cls) -> Design:
+        """``compare``'s design at B bits for n clients: as many levels as the sum's modulus holds."""
+        def build(value: float, n: int, bits: int, c: Fraction):
+            k = levels_at_bits(n, bits)
+            return None if k < 2 else cls(sigma=Fraction(value) * c, k=k, clip=2 * c, bits=bits)
+
+        return Design("sigma/c", lambda n, b, c: (1e-3, 1e3), build,
+                      rule="k = ⌊(2^B − 1)/n⌋ + 1 levels, C_q = 2c; σ/c solved for")
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         out = []

@@ -22,6 +22,7 @@ import numpy as np
 from ..exactnum import to_mpf as _mp
 from ..logdomain import logsumexp
 from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
+from .design import Design, levels_at_bits
 
 #: samples drawn per chunk of the RQM sampler, at most (its (chunk × m) work array is bounded
 #: by CHUNK_VALUES entries too: fewer rows when m > 16, which leaves the stream of m ≤ 16 as it was)
@@ -188,6 +189,16 @@ class RQM(Mechanism):
         return rqm_chunk_rows(self.m) * self.m * RQM_BYTES_PER_ENTRY
 
     # ----------------------------------------------------------------- Theorem 5.2
+    @classmethod
+    def design(cls) -> Design:
+        """``compare``'s design at B bits for n clients: as many levels as the sum's modulus holds."""
+        def build(value: float, n: int, bits: int, c: Fraction):
+            m = levels_at_bits(n, bits)
+            return None if m < 2 else cls(c=c, delta=Fraction(value) * c, m=m, q=Fraction(21, 50), bits=bits)
+
+        return Design("delta/c", lambda n, b, c: (1e-3, 1e3), build,
+                      rule="m = ⌊(2^B − 1)/n⌋ + 1 levels, q = 0.42; Δ/c solved for")
+
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         inf = math.inf
         return [

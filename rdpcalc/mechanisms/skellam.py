@@ -21,6 +21,7 @@ import numpy as np
 from ..exactnum import to_mpf
 from ..logdomain import logsumexp
 from .base import Bound, Param, SolveRange, bits_param
+from .design import Z_RANGE, Design, noise_ends, unbounded_reach
 from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, grid_params, sum_worst_targets, window_params
 
 #: the most terms :meth:`Skellam.log_tail_sum` adds before its geometric remainder applies
@@ -106,6 +107,19 @@ class Skellam(RoundedNoise):
         """log N(k) for k = first … last, as floats (computed at NOISE_DPS digits)."""
         with mpmath.workdps(NOISE_DPS):
             return np.array([float(self.noise_log_pmf(k)) for k in range(first, last + 1)])
+
+    @classmethod
+    def design(cls) -> Design:
+        """``compare``'s design at B bits for n clients: the finest grid that leaves the sum's noise
+        Z_RANGE standard deviations of the modulus."""
+        def build(value: float, n: int, bits: int, c: Fraction):
+            reach = unbounded_reach(math.sqrt(2 * value), n, bits)
+            if reach < 1:
+                return None
+            return cls(c=c, gamma=c / reach, mu=Fraction(value), cover=Fraction(1), bits=bits)
+
+        return Design("mu", lambda n, b, c: (0.05**2 / 2, noise_ends(n, b, c)[1] ** 2 / 2), build,
+                      rule=f"K = ⌊(2^B − 2·{Z_RANGE}√(2nμ))/(2n)⌋, γ = c/K; μ solved for")
 
     def bounds(self, alphas: list[float], **options) -> list[Bound]:
         """Agarwal et al. (2021), the Skellam RDP bound for the sum of n clients (total noise
