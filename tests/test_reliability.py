@@ -186,9 +186,9 @@ def test_self_check_catches_a_pmf_that_is_not_a_distribution(monkeypatch):
     mech = rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=4)
     original = type(mech).pmf
     monkeypatch.setattr(type(mech), "pmf", lambda self, x: [p * 2 for p in original(self, x)])
-    from rdpcalc.mechanisms.base import _log_pmf_cached
+    from rdpcalc.mechanisms.base import clear_log_pmf_cache
 
-    _log_pmf_cached.cache_clear()
+    clear_log_pmf_cache()
     with pytest.raises(ArithmeticError, match="self-check"):
         make_engine("fast").client(mech, F(1))
     with pytest.raises(ArithmeticError, match="self-check"):
@@ -197,7 +197,7 @@ def test_self_check_catches_a_pmf_that_is_not_a_distribution(monkeypatch):
     for engine in ("fast", "exact"):
         with pytest.raises(ArithmeticError, match="self-check"):
             rdpcalc.divergence(mech, n=5, alphas=[2], engine=engine, dps=30)
-    _log_pmf_cached.cache_clear()
+    clear_log_pmf_cache()
 
 
 def test_outputs_round_trip_and_reruns_are_identical(tmp_path, capsys):

@@ -112,3 +112,25 @@ def test_calibrate_reports_a_fixed_total_reached_at_the_end():
                                                   rounds=10, method="rdp"))
     assert {total for _, total in reports} == {runs.CALIBRATE_EVALUATIONS + 2}
     assert reports[-1][0] == reports[-1][1]
+
+
+def test_the_log_pmf_cache_stays_within_its_bytes(monkeypatch):
+    """log_pmf keeps at most its byte limit of arrays, drops the least recently used first, and
+    every value it returns is the pmf computed afresh."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from rdpcalc.mechanisms import base
+
+    small = base._ByteBoundedCache(3 * 16 * 8)  # three pmfs of RQM's 16 outputs
+    monkeypatch.setattr(base, "_LOG_PMFS", small)
+    mechanism = _rqm()
+    inputs = [Fraction(i, 10) for i in range(-10, 11)]
+    for x in inputs + inputs[:3]:
+        value = base.log_pmf(mechanism, x)
+        assert small.bytes <= small.limit
+        assert np.array_equal(value, base._log_pmf_computed(mechanism, x))
+    assert list(small._entries) == [(mechanism, x) for x in inputs[:3]]  # the most recent three
+    huge = base._ByteBoundedCache(8)
+    assert huge.get("key", lambda: np.zeros(2)).nbytes == 16 and huge.bytes == 0  # larger than the limit: not kept

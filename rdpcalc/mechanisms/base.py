@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, replace
 from fractions import Fraction
@@ -452,8 +454,54 @@ def _exact_pmf_cached(mechanism: Mechanism, x: Fraction, precision: int) -> tupl
     return tuple(mechanism.pmf(x))
 
 
-@lru_cache(maxsize=4096)
+#: the bytes of float64 log pmfs :func:`log_pmf` keeps (least recently used dropped first)
+LOG_PMF_CACHE_BYTES = 64 * 2**20
+
+
+class _ByteBoundedCache:
+    """Arrays by key, least recently used dropped first so that their bytes stay at most
+    ``limit`` (an array larger than the limit is computed but not kept). Thread-safe."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.bytes = 0
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key, compute) -> np.ndarray:
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        value = compute()
+        with self._lock:
+            if key not in self._entries and value.nbytes <= self.limit:
+                self._entries[key] = value
+                self.bytes += value.nbytes
+                while self.bytes > self.limit:
+                    _, dropped = self._entries.popitem(last=False)
+                    self.bytes -= dropped.nbytes
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.bytes = 0
+
+
+_LOG_PMFS = _ByteBoundedCache(LOG_PMF_CACHE_BYTES)
+
+
+def clear_log_pmf_cache() -> None:
+    """Forget every log pmf :func:`log_pmf` kept (e.g. after a test changes a pmf in place)."""
+    _LOG_PMFS.clear()
+
+
 def _log_pmf_cached(mechanism: Mechanism, x: Fraction) -> np.ndarray:
+    return _LOG_PMFS.get((mechanism, x), lambda: _log_pmf_computed(mechanism, x))
+
+
+def _log_pmf_computed(mechanism: Mechanism, x: Fraction) -> np.ndarray:
     if hasattr(mechanism, "log_pmf_float"):
         return mechanism.log_pmf_float(x)
     with mpmath.workdps(LOG_PMF_DPS):
