@@ -27,7 +27,7 @@ from .numerics import check_dps, make_engine
 from .orders import collect_alphas
 from .worstcase import tails
 from .worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
-from .worstcase.neighbours import DivergencePoint, choose_neighbours, divergences
+from .worstcase.neighbours import CandidateInputs, DivergencePoint, Request, choose_neighbours, divergences
 from .worstcase.secagg import EXHAUSTIVE_BUDGET
 
 
@@ -107,9 +107,9 @@ def divergence(
     with its ``reason``."""
     check_distribution(mechanism)
     orders = collect_alphas(alphas, alpha_ranges)
-    inputs, inputs_text = _input_set(mechanism, grid, margin)
-    chosen = choose_neighbours(mechanism, n, neighbours, others_plus, x, x_prime, seed, inputs, inputs_text, budget,
-                               certify_within)
+    request = Request(neighbours, others_plus, x, x_prime, seed, _input_set(mechanism, grid, margin), budget,
+                      certify_within)
+    chosen = choose_neighbours(mechanism, n, request)
     engine_obj = make_engine(engine, dps, clients=n, modulus=mechanism.modulus)  # after choose_neighbours checked n
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     records = [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj)
@@ -145,22 +145,23 @@ def check_distribution(mechanism: Mechanism) -> None:
                                             "to one), so divergences are undefined; inspect it with `pmf`")
 
 
-def _input_set(mechanism: Mechanism, grid, margin) -> tuple[list[Fraction] | None, str]:
-    """The inputs searched by ``grid`` or ``margin`` (at most one of them), and their description
-    "PARAMETER: what they are"."""
+def _input_set(mechanism: Mechanism, grid, margin) -> CandidateInputs | None:
+    """The inputs searched by ``grid`` or ``margin`` (at most one of them), if either is given."""
     if grid is not None and margin is not None:
         raise ParameterError("margin", "cannot be combined with `grid`")
     if grid is not None:
         if isinstance(grid, bool) or not isinstance(grid, int) or not 2 <= grid <= 2001:
             raise ParameterError("grid", f"must be an integer in [2, 2001], got {grid!r}")
         b = mechanism.bound
-        return [-b + 2 * b * Fraction(i, grid - 1) for i in range(grid)], f"grid: {grid} equally spaced inputs"
+        return CandidateInputs(tuple(-b + 2 * b * Fraction(i, grid - 1) for i in range(grid)), "grid",
+                               f"{grid} equally spaced inputs")
     if margin is not None:
         if not hasattr(mechanism, "inputs_with_margin"):
             raise ParameterError("margin", f"applies to mechanisms whose pmf jumps at its levels (qmgeo), not {mechanism.name}")
         eta = to_fraction(margin, "margin")
-        return list(mechanism.inputs_with_margin(eta)), f"margin: the inputs {float(eta):g}·Δ away from the levels"
-    return None, ""
+        return CandidateInputs(tuple(mechanism.inputs_with_margin(eta)), "margin",
+                               f"the inputs {float(eta):g}·Δ away from the levels")
+    return None
 
 
 def moments(mechanism: Mechanism, *, x, dps: int = 50) -> dict:

@@ -86,117 +86,149 @@ class DivergencePoint:
     certificate: str = ""
 
 
-def choose_neighbours(
-    mechanism: Mechanism,
-    n: int,
-    protocol: str = "worst",
-    others_plus: int | None = None,
-    x=None,
-    x_prime=None,
-    seed: int = 0,
-    inputs: Sequence | None = None,
-    inputs_text: str = "",
-    budget: int = secagg.EXHAUSTIVE_BUDGET,
-    certify_within: float = certificate.TOLERANCE,
-) -> Neighbours:
+@dataclass(frozen=True)
+class CandidateInputs:
+    """A set of inputs searched instead of the breakpoints (one client only): the ``points``,
+    the ``parameter`` that made them (e.g. ``grid``) and what they are."""
+
+    points: tuple
+    parameter: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """The options that choose the neighbours: the ``protocol`` (``worst``, ``pm-c`` or
+    ``paper``), k others at +b (``others_plus``), client 1's pair (``x``, ``x_prime``: both or
+    neither), the ``seed`` of ``paper``'s random k, the ``inputs`` searched instead of the
+    breakpoints, and the search's ``budget`` and ``certify_within``."""
+
+    protocol: str = "worst"
+    others_plus: int | None = None
+    x: object = None
+    x_prime: object = None
+    seed: int = 0
+    inputs: CandidateInputs | None = None
+    budget: int = secagg.EXHAUSTIVE_BUDGET
+    certify_within: float = certificate.TOLERANCE
+
+
+def choose_neighbours(mechanism: Mechanism, n: int, request: Request = Request()) -> Neighbours:
     """Resolve the protocol options into the candidate configurations.
 
     ``others_plus`` fixes k, the number of others at +b; ``x``/``x_prime`` fix client 1's pair (both or
     neither); ``protocol`` is ``worst``, ``pm-c`` or ``paper``. ``paper`` cannot be combined
     with ``others_plus``; ``worst`` with ``others_plus`` or a pair searches the ±b family with that restriction.
     ``inputs`` (one client only) replaces the breakpoints of ``worst`` by a given set of
-    inputs, e.g. a grid, described by ``inputs_text`` (``"grid: …"``: the parameter that made them,
-    then what they are).
+    inputs, e.g. a grid.
     """
+    _check_request(n, request)
+    searched = (request.protocol == "worst" and n > 1 and request.others_plus is None and request.x is None
+                and request.inputs is None)
+    _check_size(n, request, searched)
+    if request.inputs is not None and (n != 1 or request.x is not None or request.others_plus is not None
+                                       or request.protocol != "worst"):
+        raise ParameterError(request.inputs.parameter,
+                             "searches input pairs of one client: use it with `n` 1 and without `x`, `others_plus` or "
+                             "`neighbours` paper")
+    if searched:
+        return _searched(mechanism, n, request)
+    pairs, pair_text = _pairs(mechanism, n, request)
+    ks, others_text, drawn_seed = _others(mechanism, n, request)
+    name = ("explicit" if (request.x is not None or request.others_plus is not None)
+            else "inputs" if request.inputs is not None else request.protocol)
+    return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed, request.budget,
+                      inputs_parameter=None if request.inputs is None else request.inputs.parameter)
+
+
+def _check_request(n: int, request: Request) -> None:
+    """:class:`ParameterError` for an option out of its range or a combination without meaning."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ParameterError("n", f"must be an integer ≥ 1, got {n!r}")
-    if protocol not in PROTOCOLS:
-        raise ParameterError("neighbours", f"must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
-    if (x is None) != (x_prime is None):
-        raise ParameterError("x_prime" if x_prime is None else "x", "`x` and `x_prime` must be given together")
-    k = others_plus
+    if request.protocol not in PROTOCOLS:
+        raise ParameterError("neighbours", f"must be one of {', '.join(PROTOCOLS)}, got {request.protocol!r}")
+    if (request.x is None) != (request.x_prime is None):
+        raise ParameterError("x_prime" if request.x_prime is None else "x", "`x` and `x_prime` must be given together")
+    k = request.others_plus
     if k is not None:
-        if protocol == "paper":
+        if request.protocol == "paper":
             raise ParameterError("others_plus", "cannot be combined with `neighbours` paper (which draws k at random)")
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
             raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
+    budget, within, seed = request.budget, request.certify_within, request.seed
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= secagg.MAX_BUDGET:
         raise ParameterError("budget", f"must be an integer in [1, {secagg.MAX_BUDGET}], got {budget!r}")
-    if isinstance(certify_within, bool) or not isinstance(certify_within, int | float) or \
-            not 0 <= certify_within <= certificate.MAX_TOLERANCE:
+    if isinstance(within, bool) or not isinstance(within, int | float) or \
+            not 0 <= within <= certificate.MAX_TOLERANCE:
         raise ParameterError("certify_within", f"must be a number in [0, {certificate.MAX_TOLERANCE}], got "
-                                               f"{certify_within!r}")
+                                               f"{within!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", f"must be an integer ≥ 0, got {seed!r}")
-    searched = protocol == "worst" and n > 1 and k is None and x is None and inputs is None
+
+
+def _check_size(n: int, request: Request, searched: bool) -> None:
+    """:class:`ParameterError` on ``n`` beyond what the chosen computation runs up to."""
     if searched and n > secagg.SEARCH_MAX_N:
         raise ParameterError("n", f"the worst-case search runs up to n = {secagg.SEARCH_MAX_N}; use `neighbours` "
                                   f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or `others_plus` for one configuration")
-    windowed = protocol == "pm-c" and k is None and x is None
-    if protocol in ("worst", "pm-c") and k is None and n > (WINDOWED_MAX_N if windowed else WORST_MAX_N):
+    free = request.others_plus is None
+    windowed = request.protocol == "pm-c" and free and request.x is None
+    if request.protocol in ("worst", "pm-c") and free and n > (WINDOWED_MAX_N if windowed else WORST_MAX_N):
         if windowed:
             raise ParameterError("n", f"the worst case over k runs up to n = {WINDOWED_MAX_N}; give `others_plus` "
                                       "(or `neighbours` paper) for one configuration up to 10⁶")
         raise ParameterError("n", f"the worst case over k for a given pair computes n sums of n clients: n ≤ "
                                   f"{WORST_MAX_N}; use `neighbours` pm-c (both pairs ±c, up to n = {WINDOWED_MAX_N}) or "
                                   "give `others_plus` for one configuration up to 10⁶")
-    if inputs is not None and (n != 1 or x is not None or k is not None or protocol != "worst"):
-        raise ParameterError(inputs_text.split(":")[0] or "grid",
-                             "searches input pairs of one client: use it with `n` 1 and without `x`, `others_plus` or "
-                             "`neighbours` paper")
-    b = mechanism.bound
-    sym = f"{fmt(b)}"
-    if searched:
-        points = mechanism.breakpoints()
-        if mechanism.OTHERS_FAMILY == "shift":
-            return Neighbours("worst", (), (), f"worst: client 1 over the pairs of the {len(points)} breakpoints up to "
-                                               f"a shift, the other {n - 1} at a grid point", budget=budget)
-        others = (f"anywhere in [−{sym}, {sym}]" if mechanism.OTHERS_FAMILY == "relaxed" else
-                  "over multisets of them")
-        return Neighbours("worst", (), (), f"worst: client 1 over all ordered pairs of the {len(points)} breakpoints, the "
-                                           f"other {n - 1} {others}{_premise(mechanism)}", budget=budget,
-                          certify_within=certify_within)
 
-    if x is not None:
-        pair = (mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime"))
-        pairs = (pair,)
-        pair_text = f"x₁ = {fmt(pair[0])} vs {fmt(pair[1])}"
-    elif inputs is not None:
-        points = tuple(mechanism.check_input(v) for v in inputs)
-        require_pairs(len(points), inputs_text.split(":")[0] or "grid")
-        pairs = tuple((a, c) for a in points for c in points if a != c)
-        pair_text = f"max over all ordered pairs of {inputs_text}"
-    elif protocol == "worst" and n == 1 and k is None:
+
+def _searched(mechanism: Mechanism, n: int, request: Request) -> Neighbours:
+    """The ``worst`` protocol for n > 1: the search over the others' inputs (:mod:`.secagg`)."""
+    points = mechanism.breakpoints()
+    if mechanism.OTHERS_FAMILY == "shift":
+        return Neighbours("worst", (), (), f"worst: client 1 over the pairs of the {len(points)} breakpoints up to "
+                                           f"a shift, the other {n - 1} at a grid point", budget=request.budget)
+    sym = fmt(mechanism.bound)
+    others = f"anywhere in [−{sym}, {sym}]" if mechanism.OTHERS_FAMILY == "relaxed" else "over multisets of them"
+    return Neighbours("worst", (), (), f"worst: client 1 over all ordered pairs of the {len(points)} breakpoints, the "
+                                       f"other {n - 1} {others}{_premise(mechanism)}", budget=request.budget,
+                      certify_within=request.certify_within)
+
+
+def _pairs(mechanism: Mechanism, n: int, request: Request) -> tuple[tuple, str]:
+    """Client 1's candidate pairs (x, x′) and their description."""
+    b, sym = mechanism.bound, fmt(mechanism.bound)
+    if request.x is not None:
+        pair = (mechanism.check_input(request.x, "x"), mechanism.check_input(request.x_prime, "x_prime"))
+        return (pair,), f"x₁ = {fmt(pair[0])} vs {fmt(pair[1])}"
+    if request.inputs is not None:
+        points = tuple(mechanism.check_input(v) for v in request.inputs.points)
+        require_pairs(len(points), request.inputs.parameter)
+        return tuple((a, c) for a in points for c in points if a != c), \
+            f"max over all ordered pairs of {request.inputs.parameter}: {request.inputs.description}"
+    if request.protocol == "worst" and n == 1 and request.others_plus is None:
         points = mechanism.breakpoints()
         require_pairs(len(points), mechanism.size_parameter())
-        pairs = tuple((a, c) for a in points for c in points if a != c)
-        pair_text = f"max over all ordered pairs of the {len(points)} breakpoints{_premise(mechanism)}"
-    elif protocol == "paper":
-        pairs = ((b, -b),)
-        pair_text = f"x₁ = {sym} vs −{sym}"
-    else:
-        pairs = ((b, -b), (-b, b))
-        pair_text = f"x₁ = ±{sym}, both directions"
+        return tuple((a, c) for a in points for c in points if a != c), \
+            f"max over all ordered pairs of the {len(points)} breakpoints{_premise(mechanism)}"
+    if request.protocol == "paper":
+        return ((b, -b),), f"x₁ = {sym} vs −{sym}"
+    return ((b, -b), (-b, b)), f"x₁ = ±{sym}, both directions"
 
-    drawn_seed = None
+
+def _others(mechanism: Mechanism, n: int, request: Request) -> tuple[tuple[int, ...], str, int | None]:
+    """The candidate ks (others at +b, the rest at −b), their description and the seed of a
+    random k."""
+    sym, k = fmt(mechanism.bound), request.others_plus
     if n == 1:
-        ks = (0,)
-        others_text = ""
-    elif k is not None:
-        ks = (k,)
-        others_text = f"; k = {k} of the other {n - 1} at +{sym}, the rest at −{sym}"
-    elif protocol == "paper":
-        drawn_seed = seed
-        drawn = int(np.random.default_rng(seed).binomial(n - 1, 0.5))
-        ks = (drawn,)
-        others_text = f"; the other {n - 1} at ±{sym} at random (seed {seed}): k = {drawn} at +{sym}"
-    else:
-        ks = tuple(range(n))
-        others_text = f"; max over k = 0…{n - 1} of the others at +{sym}, the rest at −{sym}"
-
-    name = "explicit" if (x is not None or k is not None) else "inputs" if inputs is not None else protocol
-    return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed, budget,
-                      inputs_parameter=inputs_text.split(":")[0] or None)
+        return (0,), "", None
+    if k is not None:
+        return (k,), f"; k = {k} of the other {n - 1} at +{sym}, the rest at −{sym}", None
+    if request.protocol == "paper":
+        drawn = int(np.random.default_rng(request.seed).binomial(n - 1, 0.5))
+        return (drawn,), f"; the other {n - 1} at ±{sym} at random (seed {request.seed}): k = {drawn} at +{sym}", \
+            request.seed
+    return tuple(range(n)), f"; max over k = 0…{n - 1} of the others at +{sym}, the rest at −{sym}", None
 
 
 #: bytes of the Python objects of one candidate pair of inputs (its tuple, its place in the
@@ -449,7 +481,7 @@ def sweep_n(
     memo: dict = {}
     for n, level in sweep:
         for protocol in protocols:
-            chosen = choose_neighbours(mechanism, n, protocol, seed=seed)
+            chosen = choose_neighbours(mechanism, n, Request(protocol, seed=seed))
             results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine, level=level, memo=memo))
             if progress is not None:
                 progress(len(results), len(wanted) * len(protocols))
