@@ -549,45 +549,22 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     resources.require_costs(search_costs(mechanism, n, len(alphas), budget, engine.dps))
     if mechanism.OTHERS_FAMILY == "shift":
         return _shift_family(mechanism, n, alphas, engine, progress)
-    points = mechanism.breakpoints()
-    grid = _wrapped_grid(mechanism, n)
-    client_pairs = None
-    if grid:  # the others over a grid of inputs too; client 1 at the breakpoints (module docstring, PBM)
-        client_pairs = [(grid.index(x), grid.index(y)) for x, y in itertools.combinations(points, 2)]
-        points = grid
+    points, client_pairs = _search_points(mechanism, n)
+    grid = client_pairs is not None
     quick = _screening_engine(engine)
     clients = [quick.client(mechanism, p) for p in points]
     kinds, others = len(points), n - 1
     support = n * (mechanism.support_size - 1) + 1
-    mirror = mechanism.mirror_symmetric()
     mixture = None
     affine = mechanism.OTHERS_FAMILY == "affine"
     compiled = affine and not _wraps(mechanism, n)  # enumerated by the compiled tree (certificate.py)
     exhaustive = multisets(others, kinds) <= (budget if compiled else min(budget, LOG_DOMAIN_BUDGET))
-    pairs = len(_all_pairs(kinds))
     compiled = compiled and exhaustive
-    searching = {"others": 1} if exhaustive else {"mixture": pairs * affine, "two-group": pairs,
-                                                  "ascent": len(_search_orders(alphas))}
-    certifying = 1 if exhaustive else CERTIFICATE_STEPS
-    stages = _Stages(progress, searching | {"accurate": 1, "certificate": certifying})
+    stages, certifying = _search_stages(progress, exhaustive, len(_all_pairs(kinds)) * affine, len(_all_pairs(kinds)),
+                                        alphas)
     if compiled:
-        configurations = []
-        homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
-        screened = _Candidates(len(alphas))
-        _batched(quick, _Evaluator(quick, clients, points, alphas),
-                 quick.concat([multiset_sum(quick, clients, key) for key in homogeneous]), homogeneous, screened, support)
-        attained = dict(zip(alphas, _cut(screened.top)))  # values attained, up to the screen's error
-
-        def enumerate_all(orders):
-            below = np.array([max((v for a, v in attained.items() if a <= order), default=0.0) for order in orders])
-            result = certificate.certify(_linear_pmfs(quick, clients), _mirror_map(mechanism), n, orders, below, budget)
-            configurations.extend(Configuration(points[x], points[x_prime], _others(points, counts))
-                                  for counts, (x, x_prime) in zip(result.exhaustive.others, result.exhaustive.pairs))
-            return result.upper
-
-        enumerated = _certificate_orders(enumerate_all, alphas, _CERTIFICATE_ORDERS)
-        finite = {a for a in alphas if a != math.inf}
-        closed = len(finite) <= _CERTIFICATE_ORDERS and all(a <= certificate.LARGEST_ORDER for a in finite)
+        configurations, enumerated = _enumerated(mechanism, n, alphas, quick, clients, points, budget)
+        closed = _enumerated_closed(alphas)
         search_name = "exhaustive" if closed else f"exhaustive at {_CERTIFICATE_ORDERS + 1} orders"
         stages.report("others", 1)
     elif exhaustive:
@@ -595,7 +572,7 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
                        else "exhaustive over the breakpoints")
         candidates = _Candidates(len(alphas))
         _exhaustive(quick, _Evaluator(quick, clients, points, alphas, client_pairs), others, candidates, support,
-                    mirror)
+                    mechanism.mirror_symmetric())
         configurations = candidates.configurations()
         stages.report("others", 1)
     else:
@@ -606,12 +583,7 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     precise_clients = clients if quick is engine else [engine.client(mechanism, p) for p in points]
     best = _accurate(engine, precise_clients, points, alphas, configurations)
     if grid:  # the branch-and-bound's points of the interval that beat the grid
-        outcome = _wrapped_outcome(mechanism, n, alphas, quick, best.values)
-        found = [Configuration(mechanism.bound, -mechanism.bound, others) for others in outcome.others if others]
-        if found:
-            points = sorted(set(points) | {x for c in found for x, _ in c.others})
-            precise_clients = [engine.client(mechanism, p) for p in points]
-            best = _accurate(engine, precise_clients, points, alphas, [*configurations, *found])
+        best = _wrapped_points(mechanism, n, alphas, (quick, engine), points, configurations, best)
     stages.report("accurate", 1)
 
     if compiled:
@@ -631,6 +603,70 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     stages.report("certificate", certifying)
     return SearchResult([float(v) for v in best.values], best.precise, best.attained,
                         _non_decreasing_in_alpha(alphas, upper, best.values), search_name, text)
+
+
+def _search_points(mechanism: Mechanism, n: int) -> tuple[tuple, list | None]:
+    """The inputs the others range over, and client 1's pairs among them where they are not
+    all the ordered pairs (None): the breakpoints; for a sum that wraps, a grid of inputs, with
+    client 1 at the breakpoints (module docstring, PBM)."""
+    points = mechanism.breakpoints()
+    grid = _wrapped_grid(mechanism, n)
+    if not grid:
+        return points, None
+    return grid, [(grid.index(x), grid.index(y)) for x, y in itertools.combinations(points, 2)]
+
+
+def _search_stages(progress, exhaustive: bool, mixture_pairs: int, pairs: int, alphas: list[float]):
+    """The search's progress stages (their weights) and the certificate's number of steps."""
+    searching = {"others": 1} if exhaustive else {"mixture": mixture_pairs, "two-group": pairs,
+                                                  "ascent": len(_search_orders(alphas))}
+    certifying = 1 if exhaustive else CERTIFICATE_STEPS
+    return _Stages(progress, searching | {"accurate": 1, "certificate": certifying}), certifying
+
+
+def _enumerated_closed(alphas: list[float]) -> bool:
+    """Whether the compiled enumeration is exact at every order asked (at most
+    _CERTIFICATE_ORDERS finite orders, none above certificate.LARGEST_ORDER)."""
+    finite = {a for a in alphas if a != math.inf}
+    return len(finite) <= _CERTIFICATE_ORDERS and all(a <= certificate.LARGEST_ORDER for a in finite)
+
+
+def _enumerated(mechanism: Mechanism, n: int, alphas: list[float], quick, clients, points, budget: int):
+    """The compiled tree's enumeration of every multiset of the others (:mod:`.certificate`):
+    the configurations it found worst and its bound at every order (exact at up to
+    _CERTIFICATE_ORDERS orders, chords in between). The homogeneous configurations, screened
+    first, give the value the tree must beat, so it prunes from the start."""
+    kinds, others = len(points), n - 1
+    support = n * (mechanism.support_size - 1) + 1
+    configurations = []
+    homogeneous = [tuple(others * (index == kind) for index in range(kinds)) for kind in range(kinds)]
+    screened = _Candidates(len(alphas))
+    _batched(quick, _Evaluator(quick, clients, points, alphas),
+             quick.concat([multiset_sum(quick, clients, key) for key in homogeneous]), homogeneous, screened, support)
+    attained = dict(zip(alphas, _cut(screened.top)))  # values attained, up to the screen's error
+
+    def enumerate_all(orders):
+        below = np.array([max((v for a, v in attained.items() if a <= order), default=0.0) for order in orders])
+        result = certificate.certify(_linear_pmfs(quick, clients), _mirror_map(mechanism), n, orders, below, budget)
+        configurations.extend(Configuration(points[x], points[x_prime], _others(points, counts))
+                              for counts, (x, x_prime) in zip(result.exhaustive.others, result.exhaustive.pairs))
+        return result.upper
+
+    enumerated = _certificate_orders(enumerate_all, alphas, _CERTIFICATE_ORDERS)
+    return configurations, enumerated
+
+
+def _wrapped_points(mechanism: Mechanism, n: int, alphas: list[float], engines, points, configurations, best):
+    """For a sum that wraps: the configurations of the branch-and-bound's points inside the
+    intervals that beat the grid's best, evaluated accurately with it (``engines``: the
+    screening engine and the one asked for)."""
+    quick, engine = engines
+    outcome = _wrapped_outcome(mechanism, n, alphas, quick, best.values)
+    found = [Configuration(mechanism.bound, -mechanism.bound, others) for others in outcome.others if others]
+    if not found:
+        return best
+    points = sorted(set(points) | {x for c in found for x, _ in c.others})
+    return _accurate(engine, [engine.client(mechanism, p) for p in points], points, alphas, [*configurations, *found])
 
 
 def _non_decreasing_in_alpha(alphas: Sequence[float], upper: np.ndarray, values: np.ndarray) -> list[float]:

@@ -98,49 +98,61 @@ class Outcome:
     stop: str = ""
 
 
+class _Boxes:
+    """A box's certified bound (the maximum over its hull rows, module docstring) and the value
+    at its midpoints, for PBM with the sum of ``others`` other clients, by ``engine``."""
+
+    def __init__(self, mechanism: Mechanism, engine, alphas: list[float], pair_maximum: Callable):
+        self.mechanism, self.engine, self.alphas, self.pair_maximum = mechanism, engine, alphas, pair_maximum
+        self.plus, self.minus = engine.client(mechanism, mechanism.bound), engine.client(mechanism, -mechanism.bound)
+        self._trials: dict[Fraction, np.ndarray] = {}
+        self._clients: dict[Fraction, np.ndarray] = {}
+
+    def _trial(self, x: Fraction) -> np.ndarray:
+        if x not in self._trials:
+            with mpmath.workdps(40):
+                p = to_mpf(self.mechanism.success_probability(x))
+                self._trials[x] = self.engine.from_mpmath([1 - p, p])
+        return self._trials[x]
+
+    def _client(self, x: Fraction) -> np.ndarray:
+        if x not in self._clients:
+            self._clients[x] = self.engine.client(self.mechanism, x)
+        return self._clients[x]
+
+    def _pair(self, rest) -> np.ndarray:
+        engine = self.engine
+        value, _ = self.pair_maximum(engine, engine.add_client(self.plus, rest), engine.add_client(self.minus, rest),
+                                     self.alphas)
+        return value
+
+    def bound(self, box: tuple[Interval, ...]) -> np.ndarray:
+        """The largest D_α over the box's hull rows (a certified bound over the box)."""
+        engine, rows = self.engine, None
+        for interval in sorted(set(box)):
+            low, high = endpoints(self.mechanism.bound, interval)
+            size = box.count(interval) * self.mechanism.trials
+            group = engine.level(self._trial(high), self._trial(low), size, range(size + 1))
+            rows = group if rows is None else np.concatenate([engine.add_client(row, group) for row in rows])
+        return self._pair(rows)
+
+    def point(self, box: tuple[Interval, ...]) -> tuple[np.ndarray, tuple]:
+        """D_α with every other client at its interval's midpoint, and those (input, count) pairs."""
+        points = [sum(endpoints(self.mechanism.bound, interval)) / 2 for interval in box]
+        rest = self.engine.unit()
+        for x in points:
+            rest = self.engine.add_client(self._client(x), rest)
+        return self._pair(rest), tuple((x, points.count(x)) for x in sorted(set(points)))
+
+
 def branch_and_bound(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
                      pair_maximum: Callable, found: np.ndarray | None = None) -> Outcome:
     """The module docstring's branch-and-bound for PBM with n clients (``engine``: the fast
     engine with the sum's modulus; ``pair_maximum(first, second, alphas)``: the largest D_α
     over row pairs in both directions, and the screened values per row; ``found``: the values
     the search found, the starting incumbent)."""
-    bound, trials = mechanism.bound, mechanism.trials
-    others = n - 1
-    alphas = list(alphas)
-    plus, minus = engine.client(mechanism, bound), engine.client(mechanism, -bound)
-    trial_cache: dict[Fraction, np.ndarray] = {}
-    client_cache: dict[Fraction, np.ndarray] = {}
-
-    def trial(x: Fraction) -> np.ndarray:
-        if x not in trial_cache:
-            with mpmath.workdps(40):
-                p = to_mpf(mechanism.success_probability(x))
-                trial_cache[x] = engine.from_mpmath([1 - p, p])
-        return trial_cache[x]
-
-    def client(x: Fraction) -> np.ndarray:
-        if x not in client_cache:
-            client_cache[x] = engine.client(mechanism, x)
-        return client_cache[x]
-
-    def box_bound(box: tuple[Interval, ...]) -> np.ndarray:
-        rows = None
-        for interval in sorted(set(box)):
-            low, high = endpoints(bound, interval)
-            size = box.count(interval) * trials
-            group = engine.level(trial(high), trial(low), size, range(size + 1))
-            rows = group if rows is None else np.concatenate([engine.add_client(row, group) for row in rows])
-        value, _ = pair_maximum(engine, engine.add_client(plus, rows), engine.add_client(minus, rows), alphas)
-        return value
-
-    def point_value(box: tuple[Interval, ...]) -> tuple[np.ndarray, tuple]:
-        points = [sum(endpoints(bound, interval)) / 2 for interval in box]
-        rest = engine.unit()
-        for x in points:
-            rest = engine.add_client(client(x), rest)
-        value, _ = pair_maximum(engine, engine.add_client(plus, rest), engine.add_client(minus, rest), alphas)
-        return value, tuple((x, points.count(x)) for x in sorted(set(points)))
-
+    trials, others, alphas = mechanism.trials, n - 1, list(alphas)
+    boxes_of = _Boxes(mechanism, engine, alphas, pair_maximum)
     incumbent = np.full(len(alphas), -np.inf) if found is None else np.array(found, dtype=float)
     attained: list = [None] * len(alphas)
 
@@ -152,11 +164,11 @@ def branch_and_bound(mechanism: Mechanism, n: int, alphas: Sequence[float], engi
 
     def look(box) -> np.ndarray:
         nonlocal incumbent
-        value, where = point_value(box)
+        value, where = boxes_of.point(box)
         for order in np.nonzero(value > incumbent)[0]:
             attained[order] = where
         incumbent = np.maximum(incumbent, value)
-        return box_bound(box)
+        return boxes_of.bound(box)
 
     root = ((0, 0),) * others
     seen = {root}
