@@ -626,10 +626,10 @@ def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
     return options
 
 
-def fl_command():
-    mechanisms = {choice: None if name is None else MECHANISMS[name] for choice, (name, _) in fl_mechanisms().items()}
-    parameter_options = _fl_parameter_options(mechanisms)
-    options = [
+def _fl_options(mechanisms: dict, parameter_options: list) -> list:
+    """The options of ``rdpcalc fl``: the run, the training, the data, every mechanism's own
+    parameters (qgauss's --clip is the run's) and the output."""
+    return [
         Opt("mechanism", "none: clipped SGD; ldp: LDP-FL; corbin: CorBin-FL (pairs); or a mechanism per coordinate.",
             kind=tuple(mechanisms), default="none", panel="Run"),
         Opt("rounds", "Rounds, 1 … 10⁶.", kind=int, default=200, panel="Run"),
@@ -654,30 +654,44 @@ def fl_command():
         Opt("quiet", "No progress bar or hints on stderr.", kind=bool, panel="Output"),
         MAX_MEMORY,
     ]
+
+
+def _fl_params(name: str, cls, values: dict, by_spelling: dict) -> tuple[dict, object]:
+    """The parameters of ``--mechanism`` ``name`` (``cls``, None for clipped SGD) taken out of
+    the command's ``values``, and the clipped-SGD bound ``clip`` (None where the mechanism
+    takes --clip as its own, qgauss's C_q); an option of another mechanism, or a required one
+    missing, is refused."""
+    given = {spelling: (key, values.pop(key)) for spelling, key in by_spelling.items() if key in values}
+    own = {param.option: param for param in (cls.PARAMS if cls is not None else ())}
+    foreign = [key for spelling, (key, value) in given.items() if value is not None and spelling not in own]
+    if foreign:
+        raise ParameterError(foreign[0], f"is not a parameter of --mechanism {name}")
+    clip = values.pop("clip")
+    params = {}
+    for spelling, param in own.items():
+        value = clip if spelling == "--clip" else given.get(spelling, (None, None))[1]
+        if value is not None:
+            params[param.name] = value
+        elif param.required:
+            raise ParameterError(param.name, f"is required for --mechanism {name}: {param.help}")
+    if "--clip" in own:
+        return params, None
+    if clip is not None and cls is not None:
+        raise ParameterError("clip", f"is not a parameter of --mechanism {name} (clipped SGD's bound with --mechanism "
+                                     "none, qgauss's C_q)")
+    return params, clip
+
+
+def fl_command():
+    mechanisms = {choice: None if name is None else MECHANISMS[name] for choice, (name, _) in fl_mechanisms().items()}
+    parameter_options = _fl_parameter_options(mechanisms)
+    options = _fl_options(mechanisms, parameter_options)
     by_spelling = {opt.option: opt.name for opt in parameter_options}
 
     def body(**values) -> None:
         as_json = _setup(values) == "json"
         name = values.pop("mechanism")
-        cls = mechanisms[name]
-        given = {spelling: (key, values.pop(key)) for spelling, key in by_spelling.items() if key in values}
-        own = {param.option: param for param in (cls.PARAMS if cls is not None else ())}
-        foreign = [key for spelling, (key, value) in given.items() if value is not None and spelling not in own]
-        if foreign:
-            raise ParameterError(foreign[0], f"is not a parameter of --mechanism {name}")
-        clip = values.pop("clip")
-        params = {}
-        for spelling, param in own.items():
-            value = clip if spelling == "--clip" else given.get(spelling, (None, None))[1]
-            if value is not None:
-                params[param.name] = value
-            elif param.required:
-                raise ParameterError(param.name, f"is required for --mechanism {name}: {param.help}")
-        if "--clip" in own:
-            clip = None
-        elif clip is not None and cls is not None:
-            raise ParameterError("clip", f"is not a parameter of --mechanism {name} (clipped SGD's bound with --mechanism "
-                                         "none, qgauss's C_q)")
+        params, clip = _fl_params(name, mechanisms[name], values, by_spelling)
         out_dir, force = values.pop("out"), values.pop("force")
         if out_dir is not None:  # before the data are read
             check_output_folder(out_dir, FL_FILES, "out", force)
@@ -794,8 +808,9 @@ def compare_command():
                              "rdpcalc compare --n 100 --bits 14 --dp-epsilon 4 --rounds 50 --csv compare.csv"])}
 
 
-def sweep_command():
-    options = [Opt("spec", "The sweep: a TOML file of [[task]] tables (command, mechanism, fixed, grid, points); "
+def _sweep_options() -> list:
+    """The options of ``rdpcalc sweep``: the spec, the output and where the points run."""
+    return [Opt("spec", "The sweep: a TOML file of [[task]] tables (command, mechanism, fixed, grid, points); "
                            "--example prints one.", argument=True, metavar="SPEC.toml"),
                Opt("example", "Print an example spec (every key explained) and exit.", kind=bool, panel="Output"),
                Opt("output", "The table: FILE.csv or FILE.parquet (default: SPEC's name with .csv, in the current "
@@ -813,6 +828,29 @@ def sweep_command():
                Opt("serial", "Run every point in this process, one after the other (no dask).", kind=bool,
                    panel="Execution")]
 
+
+def _check_execution(serial: bool, scheduler: str | None, workers: int | None) -> None:
+    """Where a sweep runs: at most one of --serial, --scheduler and --workers (the last two
+    need dask.distributed), each within its range."""
+    from .. import sweep  # start-up time
+
+    chosen = [name for name, on in (("serial", serial), ("scheduler", scheduler is not None),
+                                    ("workers", workers is not None)) if on]
+    if serial and len(chosen) > 1:
+        raise ParameterError(chosen[1], "cannot be combined with --serial")
+    if scheduler is not None and workers is not None:
+        raise ParameterError("workers", "sizes the embedded LocalCluster: it cannot be combined with --scheduler")
+    if not serial:
+        _require_module("distributed", "serial", "a sweep on dask needs dask.distributed (or give --serial)")
+    if scheduler is not None:
+        sweep.check_scheduler(scheduler)
+    if workers is not None:
+        sweep.check_workers(workers)
+
+
+def sweep_command():
+    options = _sweep_options()
+
     def body(spec: str | None, example: bool, output: str | None, resume: bool, checkpoint: float, quiet: bool,
              scheduler: str | None, workers: int | None, serial: bool) -> None:
         from .. import sweep  # start-up time
@@ -826,19 +864,7 @@ def sweep_command():
                                          "one)")
         if not checkpoint > 0:
             raise ParameterError("checkpoint", f"must be > 0 seconds, got {checkpoint!r}")
-        chosen = [name for name, on in (("serial", serial), ("scheduler", scheduler is not None),
-                                        ("workers", workers is not None)) if on]
-        if serial and len(chosen) > 1:
-            raise ParameterError(chosen[1], "cannot be combined with --serial")
-        if scheduler is not None:
-            if workers is not None:
-                raise ParameterError("workers", "sizes the embedded LocalCluster: it cannot be combined with --scheduler")
-        if not serial:
-            _require_module("distributed", "serial", "a sweep on dask needs dask.distributed (or give --serial)")
-        if scheduler is not None:
-            sweep.check_scheduler(scheduler)
-        if workers is not None:
-            sweep.check_workers(workers)
+        _check_execution(serial, scheduler, workers)
         points = sweep.load_spec(spec)
         target = Path(output) if output is not None else Path(Path(spec).stem + ".csv")
         check_output_file(target, "output")
