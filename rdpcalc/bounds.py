@@ -1,5 +1,10 @@
 """The papers' closed-form bounds on a mechanism's Rényi divergences (and other quantities),
-each checked against the exact value it bounds."""
+each checked against the exact value it bounds.
+
+A mechanism's :meth:`~rdpcalc.mechanisms.Mechanism.bounds` declares that value as data (the
+mechanisms compute nothing above themselves); this module computes it: with the engines for the
+single-client divergences, with :func:`rdpcalc.divergence` for a :class:`SumWorst` target and
+with :func:`rdpcalc.account` for a :class:`RoundEpsilon` one (:func:`resolve_targets`)."""
 
 from __future__ import annotations
 
@@ -9,11 +14,12 @@ from dataclasses import replace
 
 import mpmath
 
-from .mechanisms import Mechanism
-from .mechanisms.base import Exact
+from .mechanisms import Bound, Mechanism
+from .mechanisms.base import Exact, RoundEpsilon, SumWorst
 from .numerics import make_engine
 from .orders import collect_alphas
 from .queries import divergence
+from .runs import account
 from .worstcase.neighbours import require_pairs
 
 
@@ -35,8 +41,8 @@ def bound(
         alphas, alpha_ranges: the orders, as for :func:`rdpcalc.divergence` (∞ is always added).
         engine, dps: the engine of the exact values, as for :func:`rdpcalc.divergence`.
         progress: called as ``progress(done, total)`` after each exact computation (total: the
-            extreme pair, the worst pair, each margin and each pair a bound is checked against,
-            known before the first).
+            extreme pair, the worst pair, each margin, each pair a bound is checked against and
+            each computation of :func:`resolve_targets`, known before the first).
         options: the mechanism's bound parameters (its ``BOUND_PARAMS``, e.g. QMGeo's ``dim``
             and ``kappa``).
 
@@ -52,14 +58,17 @@ def bound(
     with mpmath.workdps(dps):
         items = mechanism.bounds(orders, **options)
     needed = sorted(set(orders) | {item.alpha for item in items if item.alpha is not None})
-    total = 2 + len(mechanism.MARGIN_STUDY) + sum(isinstance(item.target, tuple) and bool(item.relation)
-                                                  for item in items)
+    total = 2 + len(mechanism.MARGIN_STUDY) + resolution_count(items) + sum(
+        isinstance(item.target, tuple) and bool(item.relation) for item in items)
     done = [0]
 
     def advance() -> None:
         done[0] += 1
         if progress is not None:
             progress(done[0], total)
+
+    with mpmath.workdps(dps):
+        items = resolve_targets(mechanism, items, advance)
 
     base = {"mechanism": mechanism.name, **mechanism.parameters(), "n": 1}
     records = []
@@ -122,3 +131,58 @@ def bound(
              "note": item.note}
         )
     return records
+
+
+def resolve_targets(mechanism: Mechanism, items: Sequence[Bound],
+                    advance: Callable[[], None] = lambda: None) -> list[Bound]:
+    """``items`` (``mechanism``'s :meth:`~rdpcalc.mechanisms.Mechanism.bounds`) with each
+    :class:`SumWorst` and :class:`RoundEpsilon` target replaced by the :class:`Exact` value it
+    declares, the other items as they are. The worst cases of a sum are computed with one
+    :func:`rdpcalc.divergence` per number of clients, at all the orders that ask for it; each
+    ε with :func:`rdpcalc.account`; both with their defaults (the fast engine). ``advance()``
+    is called after each of these :func:`resolution_count` computations."""
+    sums: dict[tuple[int, float], Exact] = {}
+    for n, alphas in _sum_orders(items).items():
+        sums.update(((n, alpha), target) for alpha, target in _sum_worst(mechanism, n, alphas).items())
+        advance()
+    resolved = []
+    for item in items:
+        if isinstance(item.target, SumWorst):
+            item = replace(item, target=sums[(item.target.n, item.alpha)])
+        elif isinstance(item.target, RoundEpsilon):
+            item = replace(item, target=_round_epsilon(mechanism, item.target))
+            advance()
+        resolved.append(item)
+    return resolved
+
+
+def resolution_count(items: Sequence[Bound]) -> int:
+    """The computations :func:`resolve_targets` makes for ``items``: one per number of clients
+    of their :class:`SumWorst` targets, one per :class:`RoundEpsilon` target."""
+    return len(_sum_orders(items)) + sum(isinstance(item.target, RoundEpsilon) for item in items)
+
+
+def _sum_orders(items: Sequence[Bound]) -> dict[int, list[float]]:
+    """For each n of the :class:`SumWorst` targets among ``items``, the orders they are at
+    (in their order, each once)."""
+    orders: dict[int, dict[float, None]] = {}
+    for item in items:
+        if isinstance(item.target, SumWorst):
+            orders.setdefault(item.target.n, {})[item.alpha] = None
+    return {n: list(alphas) for n, alphas in orders.items()}
+
+
+def _sum_worst(mechanism: Mechanism, n: int, alphas: list[float]) -> dict[float, Exact]:
+    """The worst case of the sum of ``n`` clients at each of ``alphas`` as an :class:`Exact`
+    with its certified upper end, by order: a sum bound holds where the upper end is below it,
+    fails where the value found (the lower end) is above."""
+    text = f"worst case of the sum of {n}"
+    return {record["alpha"]: Exact(mpmath.mpf(record["divergence"]), text, mpmath.mpf(record["certified_upper"]))
+            for record in divergence(mechanism, n=n, alphas=alphas)}
+
+
+def _round_epsilon(mechanism: Mechanism, target: RoundEpsilon) -> Exact:
+    """ε at δ of one round of the sum of ``target.n`` clients, exact (the privacy loss
+    distribution of its worst case), as an :class:`Exact`."""
+    epsilon = account(mechanism, n=target.n, dp_delta=target.delta)["epsilon"]
+    return Exact(mpmath.mpf(epsilon), f"ε at δ = {target.delta:g} of one round, exact (PLD)")

@@ -18,6 +18,7 @@ import rdpcalc
 import rdpcalc.bounds
 from rdpcalc.backend import montecarlo
 from rdpcalc.cli import main
+from rdpcalc.mechanisms.base import RoundEpsilon, SumWorst
 from rdpcalc.numerics import FastEngine
 
 from .oracles import chi_square_p_value, renyi_float
@@ -462,6 +463,36 @@ def test_binomial_theorem_1_formula_and_exact_epsilon():
     pair = optimize.brentq(lambda e: np.sum(np.maximum(pp - math.exp(e) * qq, 0)) - dp_delta, 0, 50, xtol=1e-12)
     assert pair <= exact <= pair + 1e-3
     assert exact <= record["value"]
+
+
+def test_bounds_declare_their_sum_targets_and_bound_resolves_them():
+    """The mechanisms declare what a sum bound is checked against, as data, and compute nothing
+    above themselves: cpSGD's Theorem 1 the exact ε at δ of one round, DDG's and Skellam's sum
+    bounds the worst case of the sum of n (Skellam's bound for n = 1 the single-client worst
+    case). rdpcalc.bounds resolves each to what rdpcalc.account and rdpcalc.divergence give,
+    with one divergence for all the orders of a sum, counted in the progress total."""
+    binomial = rdpcalc.make_mechanism("binomial", c=1, gamma="0.25", trials=256)
+    [item] = binomial.bounds([2.0], n=10, dp_delta="1e-5")
+    assert item.target == RoundEpsilon(10, 1e-5)
+    [resolved] = rdpcalc.bounds.resolve_targets(binomial, [item])
+    assert resolved.target.value == rdpcalc.account(binomial, n=10, dp_delta=1e-5)["epsilon"]
+    assert resolved.target.upper is None and resolved.value == item.value
+
+    skellam = rdpcalc.make_mechanism("skellam", c=1, gamma="0.25", mu=5)
+    assert [item.target for item in skellam.bounds([2.0, 3.0], n=3)] == [SumWorst(3)] * 2
+    assert [item.target for item in skellam.bounds([2.0, 3.0])] == ["worst"] * 2
+
+    ddg = rdpcalc.make_mechanism("ddg", c=1, gamma="0.25", sigma="0.2")
+    assert [item.target for item in ddg.bounds([2.0, 4.0], n=5)] == ["worst", "worst", SumWorst(5), SumWorst(5)]
+    reports = []
+    records = rdpcalc.bounds.bound(ddg, alphas=[2, 4], n=5, progress=lambda done, total: reports.append((done, total)))
+    sums = [r for r in records if r["kind"] == "bound" and "sum of n = 5" in r["quantity"]]
+    exact = rdpcalc.divergence(ddg, n=5, alphas=[2, 4])
+    assert [r["alpha"] for r in sums] == [e["alpha"] for e in exact] == [2, 4]
+    for record, worst in zip(sums, exact, strict=True):
+        assert record["compares"] == (f"worst case of the sum of 5 in [{worst['divergence']:.10g}, "
+                                      f"{worst['certified_upper']:.10g}] (certified bracket) ≤ this value")
+    assert reports[-1] == (3, 3)  # the extreme pair, the worst pair, the sum of 5 at both orders
 
 
 # ---------------------------------------------------------------------------- 6. samplers

@@ -153,11 +153,14 @@ class Bound:
     e.g. "paper eq. (3)" or "derived").
 
     ``alpha`` is the order it is about (``math.inf`` for D_∞; None for a non-privacy quantity
-    such as an MSE). ``target`` is the exact quantity it is checked against: ``"worst"`` (the
-    single-client D_α maximised over input pairs), ``"pair"`` (D_α at the extreme pair
-    (b, −b)), an explicit input pair ``(x, x')``, an :class:`Exact` value, or ``None`` for a
-    value that is only reported. ``relation`` is ``"≤"`` for a bound, ``"="``
-    for a closed form of the target, ``""`` when only reported."""
+    such as an MSE). ``target`` is the exact quantity it is checked against, declared as data
+    and computed by :mod:`rdpcalc.bounds` (a mechanism computes nothing above itself):
+    ``"worst"`` (the single-client D_α maximised over input pairs), ``"pair"`` (D_α at the
+    extreme pair (b, −b)), an explicit input pair ``(x, x')``, a :class:`SumWorst` (the worst
+    case of the SecAgg sum of n clients at ``alpha``), a :class:`RoundEpsilon` (ε at δ of one
+    round of that sum), an :class:`Exact` value the mechanism computes itself, or ``None`` for
+    a value that is only reported. ``relation`` is ``"≤"`` for a bound, ``"="`` for a closed
+    form of the target, ``""`` when only reported."""
 
     name: str
     alpha: float | None
@@ -177,6 +180,24 @@ class Exact:
     value: mpmath.mpf
     text: str
     upper: mpmath.mpf | None = None
+
+
+@dataclass(frozen=True)
+class SumWorst:
+    """A :class:`Bound`'s target: the worst case over input pairs of D_α of the SecAgg sum of
+    ``n`` clients at the bound's order (:func:`rdpcalc.divergence` with ``n``), a certified
+    bracket for a windowed noise."""
+
+    n: int
+
+
+@dataclass(frozen=True)
+class RoundEpsilon:
+    """A :class:`Bound`'s target: ε at ``delta`` of one round of the SecAgg sum of ``n``
+    clients, exact (the privacy loss distribution of its worst case, :func:`rdpcalc.account`)."""
+
+    n: int
+    delta: float
 
 
 #: the capabilities a command may ask a mechanism for (:meth:`Mechanism.supports`)

@@ -6,8 +6,8 @@ One client scales its input to the grid of step γ, rounds it without bias (:mod
 adds Binomial(N, p) noise; the server subtracts n·N·p from the sum and multiplies by γ. The
 noise is bounded, so the pmf is exact with no window; but neighbouring inputs shift a bounded
 support, so every Rényi divergence between them is +∞ unless the sum wraps around (``bits``):
-the paper's guarantee is an (ε, δ) one (Theorem 1), checked here against the exact ε of the
-privacy loss distribution.
+the paper's guarantee is an (ε, δ) one (Theorem 1), checked (by :mod:`rdpcalc.bounds`) against
+the exact ε of the privacy loss distribution.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Bound, Exact, Param, SolveRange, bits_param
+from .base import MAX_LEVELS, Bound, Param, RoundEpsilon, SolveRange, bits_param
 from .design import Design
 from .rounded import RoundedNoise, grid_params
 
@@ -108,15 +108,6 @@ class Binomial(RoundedNoise):
                    + (sens * c_p * mpmath.sqrt(log(10 / delta_dp)) + sens * b_p) / (variance * (1 - delta_dp / 10))
                    + (mpmath.mpf(2) / 3 * sens * log(mpmath.mpf(1.25) / delta_dp)
                       + sens * d_p * log(20 / delta_dp) * log(10 / delta_dp)) / variance)
-        exact = _exact_epsilon(self, n, float(delta_dp))
         return [Bound(f"ε at δ = {float(delta_dp):g}, Theorem 1, sum of n = {n}", None,
-                      epsilon if condition else mpmath.inf, "paper Thm. 1, eq. (7)",
-                      Exact(mpmath.mpf(exact), f"ε at δ = {float(delta_dp):g} of one round, exact (PLD)"),
+                      epsilon if condition else mpmath.inf, "paper Thm. 1, eq. (7)", RoundEpsilon(n, float(delta_dp)),
                       note="" if condition else "its condition Nnp(1−p) ≥ max(23 log(10/δ), 2Δ) fails: no guarantee")]
-
-
-def _exact_epsilon(mechanism: Binomial, n: int, dp_delta: float) -> float:
-    """ε at ``dp_delta`` of one round of the sum of ``n`` clients (the PLD of its worst case)."""
-    from ..runs import account
-
-    return account(mechanism, n=n, dp_delta=dp_delta)["epsilon"]

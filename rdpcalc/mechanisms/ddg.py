@@ -23,17 +23,9 @@ import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from .base import Bound, Param, SolveRange, bits_param
+from .base import Bound, Param, SolveRange, SumWorst, bits_param
 from .design import Z_RANGE, Design, noise_ends, unbounded_reach
-from .rounded import (
-    DEFAULT_COVER,
-    DEFAULT_TAIL,
-    RoundedNoise,
-    grid_params,
-    log_add,
-    sum_worst_targets,
-    window_params,
-)
+from .rounded import DEFAULT_COVER, DEFAULT_TAIL, RoundedNoise, grid_params, log_add, window_params
 
 
 @dataclass(frozen=True)
@@ -131,15 +123,14 @@ class DistributedDiscreteGaussian(RoundedNoise):
                      "Canonne, Kamath & Steinke (2020), Prop. 5") for a in finite]
         if n > 1:
             tau = 10 * mpmath.fsum(mpmath.exp(-2 * mpmath.pi**2 * s**2 * k / (k + 1)) for k in range(1, n))
-            targets = sum_worst_targets(self, n, finite)
             note = "" if s >= mpmath.mpf(1) / 2 else "stated for σ/γ ≥ 1/2"
-            for a, target in zip(finite, targets):
+            for a in finite:
                 value = min(a * delta**2 / (2 * n * s**2) + tau,
                             a / 2 * (delta**2 / (n * s**2) + 2 * delta * tau / (mpmath.sqrt(n) * s) + tau**2),
                             a / 2 * (delta / (mpmath.sqrt(n) * s) + tau) ** 2)
                 out.append(Bound(f"sum of n = {n}: Prop. 14, eq. (17), d = 1", a, value,
                                  "paper Prop. 14, eq. (17) (the form of the authors' code)",
-                                 target, note=note))
+                                 SumWorst(n), note=note))
         return out
 
 

@@ -54,7 +54,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Exact, Mechanism, Param
+from .base import MAX_LEVELS, Mechanism, Param
 
 #: the default tail mass ε of unbounded noise beyond its window
 DEFAULT_TAIL = "1e-30"
@@ -256,17 +256,6 @@ def _log_tail_mass(mechanism: RoundedNoise) -> float:
         return float(mpmath.log(mechanism.noise_tail_mass())) + 1e-12
 
 
-def sum_worst_targets(mechanism: Mechanism, n: int, alphas: list[float]) -> list[Exact]:
-    """The worst case of the sum of ``n`` clients at ``alphas`` as :class:`Exact` targets: the
-    value, or the certified bracket of a windowed noise (what the papers' sum bounds are checked
-    against: they hold where the upper end is below them, fail where the lower end is above)."""
-    from ..queries import divergence
-
-    text = f"worst case of the sum of {n}"
-    return [Exact(mpmath.mpf(record["divergence"]), text, mpmath.mpf(record["certified_upper"]))
-            for record in divergence(mechanism, n=n, alphas=alphas)] if alphas else []
-
-
 def log_add(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
     """log(e^a + e^b)."""
     peak = max(a, b)
@@ -318,5 +307,4 @@ def window_params() -> tuple[Param, Param]:
     )
 
 
-__all__ = ["DEFAULT_COVER", "DEFAULT_TAIL", "RoundedNoise", "grid_params", "log_add", "sum_worst_targets", "window_for_tail",
-           "window_params"]
+__all__ = ["DEFAULT_COVER", "DEFAULT_TAIL", "RoundedNoise", "grid_params", "log_add", "window_for_tail", "window_params"]

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..exactnum import to_mpf
 from ..logdomain import logsumexp
-from .base import Bound, Param, SolveRange, bits_param
+from .base import Bound, Param, SolveRange, SumWorst, bits_param
 from .design import Z_RANGE, Design, noise_ends, unbounded_reach
-from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, grid_params, sum_worst_targets, window_params
+from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, grid_params, window_params
 
 #: the most terms :meth:`Skellam.log_tail_sum` adds before its geometric remainder applies
 TAIL_TERMS = 2_000
@@ -128,9 +128,9 @@ class Skellam(RoundedNoise):
         n = self.bound_options(**options)["n"]
         lam, delta = n * to_mpf(self.mu), mpmath.mpf(2 * self.reach)
         integers = [a for a in alphas if 1 < a < math.inf and float(a).is_integer()]
-        targets = sum_worst_targets(self, n, integers) if n > 1 else ["worst"] * len(integers)
+        target = SumWorst(n) if n > 1 else "worst"
         out = []
-        for a, target in zip(integers, targets):
+        for a in integers:
             value = a * delta**2 / (4 * lam) + min(((2 * a - 1) * delta**2 + 6 * delta) / (16 * lam**2),
                                                    3 * delta / (4 * lam))
             out.append(Bound(f"Skellam RDP, sum of n = {n} (λ = nμ)", a, value, "paper, the Skellam RDP bound (integer α)", target))
