@@ -97,40 +97,51 @@ def bound(
                  "x_prime": row["x_prime"], "compares": "", "holds": None, "note": ""}
             )
     for item in items:
-        value = float(item.value)
-        holds, compared = None, ""
-        known = exact_values.get((item.target, item.alpha)) if isinstance(item.target, str) else None
-        if isinstance(known, tuple):  # a windowed noise's bracket: checked as one
-            described = "max over input pairs of D_α" if item.target == "worst" else "D_α(P_b ‖ P_−b)"
-            item = replace(item, target=Exact(mpmath.mpf(known[0]), described, mpmath.mpf(known[1])))
-        if isinstance(item.target, Exact) and item.target.upper is not None and item.relation == "≤":
-            lower, upper = float(item.target.value), float(item.target.upper)
-            limit = value * (1 + 1e-12) + 1e-300
-            holds = True if upper <= limit else False if lower > limit else None
-            compared = f"{item.target.text} in [{lower:.10g}, {upper:.10g}] (certified bracket) ≤ this value"
-        elif item.target is not None and item.relation:
-            if isinstance(item.target, Exact):
-                exact_value, described = float(item.target.value), item.target.text
-            elif isinstance(item.target, tuple):
-                x, x_prime = item.target
-                exact_value = divergence(mechanism, alphas=[item.alpha], x=x, x_prime=x_prime, engine=engine,
-                                         dps=dps)[0]["divergence"]
-                advance()
-                described = f"D_α(P_{float(x):g} ‖ P_{float(x_prime):g})"
-            else:
-                exact_value = exact_values[(item.target, item.alpha)]
-                described = "max over input pairs of D_α" if item.target == "worst" else "D_α(P_b ‖ P_−b)"
-            if item.relation == "=":
-                holds = abs(exact_value - value) <= 1e-9 * max(1.0, abs(value))
-            else:
-                holds = exact_value <= value * (1 + 1e-12) + 1e-300
-            compared = f"{described} = {exact_value:.10g} {item.relation} this value"
+        holds, compared = _check(mechanism, item, exact_values, (engine, dps), advance)
         records.append(
             {**base, "kind": "bound", "quantity": item.name, "alpha": None if item.alpha is None else float(item.alpha),
-             "value": value, "source": item.source, "x": None, "x_prime": None, "compares": compared, "holds": holds,
-             "note": item.note}
+             "value": float(item.value), "source": item.source, "x": None, "x_prime": None, "compares": compared,
+             "holds": holds, "note": item.note}
         )
     return records
+
+
+def _check(mechanism: Mechanism, item: Bound, exact_values: dict, engine_choice: tuple[str, int],
+           advance: Callable[[], None]) -> tuple[bool | None, str]:
+    """Whether ``item`` holds against the exact value of its target (None: only reported, or
+    a certified bracket that straddles it) and the comparison in words. ``exact_values`` holds
+    the single-client values by (``"pair"`` or ``"worst"``, order); an explicit pair is
+    computed here (by ``engine_choice``: the engine and its digits)."""
+    engine, dps = engine_choice
+    value = float(item.value)
+    holds, compared = None, ""
+    known = exact_values.get((item.target, item.alpha)) if isinstance(item.target, str) else None
+    if isinstance(known, tuple):  # a windowed noise's bracket: checked as one
+        described = "max over input pairs of D_α" if item.target == "worst" else "D_α(P_b ‖ P_−b)"
+        item = replace(item, target=Exact(mpmath.mpf(known[0]), described, mpmath.mpf(known[1])))
+    if isinstance(item.target, Exact) and item.target.upper is not None and item.relation == "≤":
+        lower, upper = float(item.target.value), float(item.target.upper)
+        limit = value * (1 + 1e-12) + 1e-300
+        holds = True if upper <= limit else False if lower > limit else None
+        compared = f"{item.target.text} in [{lower:.10g}, {upper:.10g}] (certified bracket) ≤ this value"
+    elif item.target is not None and item.relation:
+        if isinstance(item.target, Exact):
+            exact_value, described = float(item.target.value), item.target.text
+        elif isinstance(item.target, tuple):
+            x, x_prime = item.target
+            exact_value = divergence(mechanism, alphas=[item.alpha], x=x, x_prime=x_prime, engine=engine,
+                                     dps=dps)[0]["divergence"]
+            advance()
+            described = f"D_α(P_{float(x):g} ‖ P_{float(x_prime):g})"
+        else:
+            exact_value = exact_values[(item.target, item.alpha)]
+            described = "max over input pairs of D_α" if item.target == "worst" else "D_α(P_b ‖ P_−b)"
+        if item.relation == "=":
+            holds = abs(exact_value - value) <= 1e-9 * max(1.0, abs(value))
+        else:
+            holds = exact_value <= value * (1 + 1e-12) + 1e-300
+        compared = f"{described} = {exact_value:.10g} {item.relation} this value"
+    return holds, compared
 
 
 def resolve_targets(mechanism: Mechanism, items: Sequence[Bound],

@@ -7,7 +7,7 @@ the tree adds one client of a kind at least its parent's last, so each multiset 
 by one convolution with a pmf of ``m`` taps from its parent's row. The rows are pmfs (sums of
 products of non-negative floats): each entry has a relative rounding error of at most
 (number of products) · 2⁻⁵³, so no cancellation can occur; an entry below the smallest float
-underflows to 0, which :func:`log_f_terms` bounds (it never turns into a false +∞ or a
+underflows to 0, which :func:`_log_f_terms` bounds (it never turns into a false +∞ or a
 dropped term without a bound).
 
 The kernels are plain Python functions, compiled by numba the first time :func:`kernels` is
@@ -25,7 +25,7 @@ import numpy as np
 
 #: the loops of these functions are compiled (each calls only the ones before it), and those of
 #: PARALLEL with prange run in parallel
-SERIAL = ("_power", "convolve_into", "log_f_terms", "_combine", "_slot", "_leaf", "_space", "_width",
+SERIAL = ("_power", "convolve_into", "_log_f_terms", "_combine", "_slot", "_leaf", "_space", "_width",
           "_mirror_skipped", "_keep")
 PARALLEL = ("leaf_bounds",)
 prange = range  # numba.prange once compiled
@@ -51,7 +51,7 @@ def kernels():
     return sys.modules[__name__]
 
 
-#: order codes of :func:`log_f_terms`: KL, D_∞, an order whose α − 1 is p/2^k (POWER: k square
+#: order codes of :func:`_log_f_terms`: KL, D_∞, an order whose α − 1 is p/2^k (POWER: k square
 #: roots and an integer power p, no exp or log), or any other (GENERAL, through exp and log)
 KL, INFINITY, GENERAL, POWER = -1, -2, 0, 1
 #: the most square roots of a POWER order (α − 1 = p/2^k, k ≤ this)
@@ -103,7 +103,7 @@ def convolve_into(out, a, length_a, b, length_b):
                 out[i + j] += a[i] * weight
 
 
-def log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_backward, out_forward, out_backward):
+def _log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_backward, out_forward, out_backward):
     """For each order, both directions between the rows ``tx`` and ``ty`` (same mass Z):
     log F_α = log Σ tx^α ty^{1−α} − log Z (α > 1), KL = Σ (tx log(tx/ty) − tx + ty) / Z (each
     term ≥ 0), D_∞ = max log(tx/ty). An entry where one row underflowed to 0 and the other did
@@ -257,7 +257,7 @@ def _slot(s, chained, lengths, slot_position, slot_set, residual, pairs, orders,
         for kind in range(totals_pmfs.shape[0]):
             convolve_into(totals[kind], source, size, totals_pmfs[kind], taps)
         for pair in range(pair_first.shape[0]):
-            log_f_terms(totals[pair_first[pair]], totals[pair_second[pair]], size + taps - 1, alphas, codes, roots,
+            _log_f_terms(totals[pair_first[pair]], totals[pair_second[pair]], size + taps - 1, alphas, codes, roots,
                         powers, rho[pair, 0], rho[pair, 1], forward, backward)
             for o in range(alphas.shape[0]):
                 values[s, pair, 0, o] = max(values[s, pair, 0, o], forward[o])
@@ -362,15 +362,16 @@ def _keep(task, bound, where, counts, out_best, out_pair, out_counts):
                 out_counts[task, o, a] = counts[a]
 
 
-def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, out_best, out_pair, out_counts):
+def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs):
     """Every multiset of ``size`` clients over the kinds ``kinds_pmfs`` (rows root * their sum),
     split by the count c₀ of kind 0 into tasks run in parallel (task ``first`` holds the
     multisets with c₀ = size − first): per task and order, the largest bound over its leaves
     (:func:`_leaf`) into ``out_best[first]``, the pair attaining it (2·pair + direction) into
-    ``out_pair[first]`` and that leaf's count vector into ``out_counts[first]`` (all three
-    must come initialised: −inf, −1). With ``mirror[0] ≥ 0`` (``mirror`` maps each kind to its
-    mirror image), a leaf whose mirrored count vector is smaller is skipped: the mirror
-    configuration has the same value."""
+    ``out_pair[first]`` and that leaf's count vector into ``out_counts[first]``, where
+    ``outputs`` = (out_best, out_pair, out_counts) (all three must come initialised: −inf, −1).
+    With ``mirror[0] ≥ 0`` (``mirror`` maps each kind to its mirror image), a leaf whose mirrored
+    count vector is smaller is skipped: the mirror configuration has the same value."""
+    out_best, out_pair, out_counts = outputs
     kinds = kinds_pmfs.shape[0]
     taps = kinds_pmfs.shape[1]
     count_orders = orders[0].shape[0]

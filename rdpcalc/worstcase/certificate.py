@@ -75,7 +75,7 @@ its sum S·2⁻⁵³ more (S points); :func:`rounding_margin` adds twice that to
 pmfs of full support every entry is positive in exact arithmetic, so a float 0 is an underflow
 (below 2⁻¹⁰²²): where one row underflows and the other does not, the term is bounded by the
 pair's likelihood-ratio bound ρ (never a false +∞), and where both do, by 2⁻¹⁰²²·ρ^{α−1}
-(:func:`rdpcalc.numerics.trees.log_f_terms`). F_α itself overflows past (α − 1)·D_α ≈ 700,
+(:func:`rdpcalc.numerics.trees._log_f_terms`). F_α itself overflows past (α − 1)·D_α ≈ 700,
 which gives +∞, a valid but useless bound: Theorem A runs up to α = LARGEST_ORDER, and the
 orders above are capped by D_∞.
 """
@@ -143,7 +143,7 @@ def ratio_bounds(pmfs: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarr
 def rounding_margin(alpha: float, clients: int, outputs: int) -> float:
     """What is added to a bound on D_α (module docstring, floating point): twice the rounding of
     the rows and of the sum over S = clients·(outputs − 1) + 1 points (the entries that
-    underflowed are bounded in the kernel, :func:`rdpcalc.numerics.trees.log_f_terms`)."""
+    underflowed are bounded in the kernel, :func:`rdpcalc.numerics.trees._log_f_terms`)."""
     if alpha == math.inf:
         return 0.0
     support = clients * (outputs - 1) + 1
@@ -406,7 +406,7 @@ def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, 
     counts = np.zeros((size + 1, orders, len(kinds)), dtype=np.int64)
     trees.kernels().leaf_bounds(np.array([1.0]), np.ascontiguousarray(problem.pmfs[list(kinds)]), size,
                       _mirror_of(kinds, problem.mirror), cascade.kernel_plan(component), residuals,
-                      problem.kernel_pairs(), problem.kernel_orders(targets), best, where, counts)
+                      problem.kernel_pairs(), problem.kernel_orders(targets), (best, where, counts))
     task = np.argmax(best, axis=0)
     values = best[task, range(orders)] / _scale(problem.alphas) + problem.margins()
     others, pairs = [], []
