@@ -7,6 +7,7 @@ engines, so each command's number is checked, not only its exit code.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import rdpcalc
 from rdpcalc.cli import main
 from rdpcalc.errors import SelfCheckFailed
 from rdpcalc.mechanisms import FEATURES, MECHANISMS, Bound, Mechanism, Param, SolveRange, register
-from rdpcalc.mechanisms.base import check_example_pmfs
+from rdpcalc.mechanisms.base import check_example_pmfs, mechanism
 from rdpcalc.mechanisms.design import Design
 from rdpcalc.sweep import load_spec, run_sweep
 
@@ -294,3 +295,27 @@ def test_a_self_check_failing_at_run_time_is_an_error_naming_the_mechanism(monke
         err = capsys.readouterr().err
         assert err.startswith("rdpcalc: error: MECHANISM: shifty: self-check failed: the pmf at x = ") and \
             err.count("\n") == 1, err
+
+
+def test_a_mechanism_declares_its_parameters_once_as_params():
+    """``@mechanism`` makes the fields from PARAMS (their order, their defaults converted), and
+    refuses a class that writes one of them by hand as well."""
+
+    @mechanism
+    class Declared(Toy):
+        PARAMS = (*Toy.PARAMS, Param("shift", "number", "a shift, any number", default="1/2"))
+        name = "declared-toy"
+
+    assert [field.name for field in dataclasses.fields(Declared)] == ["c", "theta", "shift"]
+    made = Declared(c=1, theta="1/4")
+    assert made.shift == Fraction(1, 2) and made.theta == Fraction(1, 4)
+    with pytest.raises(ValueError, match="theta"):
+        Declared(c=1, theta=1)
+    register(Declared)
+    MECHANISMS.pop("declared-toy")
+
+    with pytest.raises(TypeError, match="declare it once"):
+        @mechanism
+        class Twice(Toy):
+            theta: Fraction = Fraction(1, 4)
+            name = "twice"

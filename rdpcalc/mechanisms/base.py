@@ -200,6 +200,28 @@ class RoundEpsilon:
     delta: float
 
 
+#: the type of a mechanism's field, by the kind of its Param (the annotation :func:`mechanism` writes)
+FIELD_TYPES = {"number": "Fraction", "integer": "int", "choice": "str", "integer-or-inf": "int | None"}
+
+
+def mechanism(cls: type) -> type:
+    """Make a mechanism class a frozen dataclass whose fields are its :data:`~Mechanism.PARAMS`,
+    in their order, each with its Param's default (converted; none for a required one): a
+    mechanism declares its parameters once, as Params. A class that also writes a field of the
+    same name by hand is refused (declare it once)."""
+    annotations = dict(cls.__dict__.get("__annotations__", {}))
+    for param in cls.PARAMS:
+        if param.name in annotations:
+            raise TypeError(f"{cls.__name__}.{param.name} is declared as a field and as a Param: declare it once, as a "
+                            "Param")
+        optional = param.optional and param.kind != "integer-or-inf"
+        annotations[param.name] = FIELD_TYPES[param.kind] + (" | None" if optional else "")
+        if not param.required:
+            setattr(cls, param.name, None if param.default is None else param.convert(param.default))
+    cls.__annotations__ = annotations
+    return dataclass(frozen=True)(cls)
+
+
 #: the capabilities a command may ask a mechanism for (:meth:`Mechanism.supports`)
 FEATURES = ("divergence", "pmf", "bound", "account", "calibrate", "mc", "fl", "compare")
 

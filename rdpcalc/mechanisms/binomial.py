@@ -12,27 +12,20 @@ the exact ε of the privacy loss distribution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Bound, Param, RoundEpsilon, SolveRange, bits_param
+from .base import MAX_LEVELS, Bound, Param, RoundEpsilon, SolveRange, bits_param, mechanism
 from .design import Design
 from .rounded import RoundedNoise, grid_params
 
 
-@dataclass(frozen=True)
+@mechanism
 class Binomial(RoundedNoise):
     """Inputs in [−c, c] rounded to the grid γZ without bias, plus Binomial(trials, p) noise."""
-
-    c: Fraction
-    gamma: Fraction
-    trials: int
-    p: Fraction = Fraction(1, 2)
-    bits: int | None = None
 
     name = "binomial"
     title = "Binomial (cpSGD)"

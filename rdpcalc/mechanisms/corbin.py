@@ -16,7 +16,6 @@ Rényi-DP analysis: the Rényi curves and exact MSEs here are derived.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
@@ -24,7 +23,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import fmt, to_mpf
-from .base import Bound, Exact, Mechanism, Param, SolveRange
+from .base import Bound, Exact, Mechanism, Param, SolveRange, mechanism
 
 VIEWS = ("marginal", "joint")
 LINE14 = ("fixed", "printed")
@@ -43,7 +42,7 @@ def eps_of_alpha(alpha) -> mpmath.mpf:
     return mpmath.log((alpha + 1) / (alpha - 1))
 
 
-@dataclass(frozen=True)
+@mechanism
 class CorBin(Mechanism):
     """One uplink of CorBin-FL (``view=marginal``: LDPQ's law, what an eavesdropper on one
     client sees) or one pair as the server sees it (``view=joint``: the joint law of
@@ -54,15 +53,6 @@ class CorBin(Mechanism):
     ``printed`` (T1 ≺ Z, as Algorithm 2 prints line 14 (Salehi et al. 2024, §III-B); it breaks
     unbiasedness: ε_p = 1, d = 5, c = 0, r = ½, (w, w′) = (0.4, −0.2) give P(Q₂ = +) ≈ 0.3178, not
     q₂ ≈ 0.4076)."""
-
-    eps_p: object = None
-    alpha_p: object = None
-    c: Fraction = Fraction(0)
-    r: Fraction = Fraction(1)
-    d: object = 5
-    view: str = "marginal"
-    partner: Fraction = Fraction(0)
-    line14: str = "fixed"
 
     name = "corbin"
     title = "CorBin-FL (LDPQ / CorBinQ)"

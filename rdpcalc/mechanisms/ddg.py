@@ -15,7 +15,6 @@ Privacy parameters are in grid units: s = σ/γ and the sensitivity of the round
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -23,21 +22,14 @@ import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from .base import Bound, Param, SolveRange, SumWorst, bits_param
+from .base import Bound, Param, SolveRange, SumWorst, bits_param, mechanism
 from .design import Z_RANGE, Design, noise_ends, unbounded_reach
-from .rounded import DEFAULT_COVER, DEFAULT_TAIL, RoundedNoise, grid_params, log_add, window_params
+from .rounded import RoundedNoise, grid_params, log_add, window_params
 
 
-@dataclass(frozen=True)
+@mechanism
 class DistributedDiscreteGaussian(RoundedNoise):
     """Inputs in [−c, c] rounded to the grid γZ without bias, plus N_Z(0, (σ/γ)²) noise."""
-
-    c: Fraction
-    gamma: Fraction
-    sigma: Fraction
-    tail: Fraction = Fraction(DEFAULT_TAIL)
-    cover: Fraction = Fraction(DEFAULT_COVER)
-    bits: int | None = None
 
     name = "ddg"
     title = "Distributed discrete Gaussian"

@@ -12,26 +12,20 @@ server sees the sum of the Z's, a Poisson-binomial variable. The RQM paper's "m 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param, mechanism
 from .design import Design, levels_at_bits
 
 
-@dataclass(frozen=True)
+@mechanism
 class PBM(Mechanism):
     """PBM with clipping bound ``c`` > 0, ``theta`` θ ∈ (0, ½) and ``trials`` ≥ 1 Bernoulli
     trials per client; outputs ``0 … trials``."""
-
-    c: Fraction
-    theta: Fraction
-    trials: int
-    bits: int | None = None
 
     name = "pbm"
     title = "PBM (Poisson binomial)"

@@ -13,14 +13,13 @@ eqs. (15)–(16)) and the Gaussian bound by post-processing (Theorem 1), all in 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 
 from ..exactnum import to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param, mechanism
 from .design import Design, levels_at_bits
 
 
@@ -29,15 +28,10 @@ def integrated_cdf(t):
     return t * mpmath.ncdf(t) + mpmath.npdf(t)
 
 
-@dataclass(frozen=True)
+@mechanism
 class QuantizedGaussian(Mechanism):
     """Quantized Gaussian with noise standard deviation ``sigma`` > 0, ``k`` ≥ 2 levels and
     quantizer clipping threshold ``clip`` (C_q) > 0; inputs in [−C_q/2, C_q/2]."""
-
-    sigma: Fraction
-    k: int
-    clip: Fraction
-    bits: int | None = None
 
     name = "qgauss"
     title = "Quantized Gaussian"

@@ -25,7 +25,6 @@ here as printed; (21) and (25) also corrected.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from math import floor
 
@@ -34,7 +33,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..exactnum import fmt, to_mpf
-from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, mechanism
 
 ORIENTATIONS = ("S", "L")
 NORMALISERS = ("text", "printed")
@@ -43,17 +42,10 @@ TIES = ("lower", "upper")
 PAPER_LEGEND = {(8, Fraction("0.9")): "2.626", (16, Fraction("0.9")): "4.492", (8, Fraction("0.5")): "0.784"}
 
 
-@dataclass(frozen=True)
+@mechanism
 class QMGeo(Mechanism):
     """QMGeo with R ≥ 2 levels, success probability p ∈ (0, 1] and clipping threshold
     w_max = W > 0, plus the three reading options of the module docstring."""
-
-    R: int
-    p: Fraction
-    w_max: Fraction
-    orientation: str = "S"
-    normalisers: str = "text"
-    tie: str = "lower"
 
     name = "qmgeo"
     title = "QMGeo (mixed truncated geometric)"

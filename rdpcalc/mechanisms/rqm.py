@@ -12,7 +12,6 @@ Theorem 5.2 (eq. (3), proof in App. B.2). :meth:`RQM.draw` samples by Algorithm 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from math import floor
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from ..exactnum import to_mpf as _mp
 from ..logdomain import logsumexp
-from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param
+from .base import MAX_LEVELS, Bound, Mechanism, Param, SolveRange, bits_param, mechanism
 from .design import Design, levels_at_bits
 
 #: samples drawn per chunk of the RQM sampler, at most (its (chunk × m) work array is bounded
@@ -32,17 +31,11 @@ CHUNK_VALUES = 1 << 20
 RQM_BYTES_PER_ENTRY = 25
 
 
-@dataclass(frozen=True)
+@mechanism
 class RQM(Mechanism):
     """RQM with clipping bound ``c``, range extension ``delta`` (Δ), ``m`` levels and keep
     probability ``q`` for the interior levels. Requires c > 0, Δ > 0, integer m ≥ 2,
     0 < q < 1 (the paper's Lemma 5.1 and Theorem 5.2 assume these)."""
-
-    c: Fraction
-    delta: Fraction
-    m: int
-    q: Fraction
-    bits: int | None = None
 
     name = "rqm"
     title = "RQM (randomized quantization)"

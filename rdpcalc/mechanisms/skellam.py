@@ -11,7 +11,6 @@ convolutions.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -20,24 +19,17 @@ import numpy as np
 
 from ..exactnum import to_mpf
 from ..logdomain import logsumexp
-from .base import Bound, Param, SolveRange, SumWorst, bits_param
+from .base import Bound, Param, SolveRange, SumWorst, bits_param, mechanism
 from .design import Z_RANGE, Design, noise_ends, unbounded_reach
-from .rounded import DEFAULT_COVER, DEFAULT_TAIL, NOISE_DPS, RoundedNoise, grid_params, window_params
+from .rounded import NOISE_DPS, RoundedNoise, grid_params, window_params
 
 #: the most terms :meth:`Skellam.log_tail_sum` adds before its geometric remainder applies
 TAIL_TERMS = 2_000
 
 
-@dataclass(frozen=True)
+@mechanism
 class Skellam(RoundedNoise):
     """Inputs in [−c, c] rounded to the grid γZ without bias, plus Sk(μ, μ) noise on the grid."""
-
-    c: Fraction
-    gamma: Fraction
-    mu: Fraction
-    tail: Fraction = Fraction(DEFAULT_TAIL)
-    cover: Fraction = Fraction(DEFAULT_COVER)
-    bits: int | None = None
 
     name = "skellam"
     title = "Skellam"
