@@ -16,6 +16,7 @@ import pytest
 import rdpcalc
 from rdpcalc.numerics import make_engine
 from rdpcalc.worstcase import certificate, secagg
+from rdpcalc.worstcase.remembered import Remembered
 
 from .oracles import convolve_fractions, renyi_float, rqm_pmf_by_enumeration
 
@@ -280,7 +281,8 @@ def test_the_text_says_which_limit_kept_theorem_a_from_the_tolerance(monkeypatch
     """With a work limit too small for the edge breakpoints' split, the certificate is wider and
     its text names the classes left, the split's cost and the limit (never 'within')."""
     monkeypatch.setattr(certificate, "THEOREM_A_WORK", 200_000)
-    monkeypatch.setattr(certificate, "_memory", {})  # neither reuse nor leave a certificate of the smaller limit
+    # neither reuse nor leave a certificate of the smaller limit
+    monkeypatch.setattr(certificate, "_memory", Remembered(certificate._REMEMBERED))
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     [record] = rdpcalc.divergence(mech, n=20, alphas=[2])
     assert record["certified_upper"] > record["divergence"] * (1 + certificate.TOLERANCE)

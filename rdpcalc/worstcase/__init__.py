@@ -9,4 +9,5 @@
 - :mod:`.kfamily`: the worst over k of the papers' ±c family at large n (windowed rows).
 - :mod:`.tails`: the certified brackets of a windowed (unbounded) noise.
 - :mod:`.dominating`: the per-round dominating pair of a family, for PLD accounting.
+- :mod:`.remembered`: the answers a process may ask for again (certificates, branch-and-bound outcomes).
 """

@@ -89,6 +89,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..numerics import trees
+from .remembered import Remembered
 
 #: Theorem A's nodes are refined until they are within this relative distance of the value found
 #: (by default: ``certify_within`` of the search sets another)
@@ -507,7 +508,7 @@ class Certificate:
 
 #: certificates kept for reuse within a process (a calibration or a sweep asks again for the same)
 _REMEMBERED = 32
-_memory: dict = {}
+_memory = Remembered(_REMEMBERED)
 
 
 def certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],
@@ -518,11 +519,7 @@ def certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas
     is told, as Theorem A settles the client-1 pairs, the fraction of them settled."""
     key = (pmfs.tobytes(), pmfs.shape, None if mirror is None else tuple(mirror), clients, tuple(alphas),
            None if found is None else np.asarray(found, dtype=float).tobytes(), budget, tolerance)
-    if key not in _memory:
-        if len(_memory) >= _REMEMBERED:
-            _memory.pop(next(iter(_memory)))
-        _memory[key] = _certify(pmfs, mirror, clients, alphas, found, budget, progress, tolerance)
-    return _memory[key]
+    return _memory.get(key, lambda: _certify(pmfs, mirror, clients, alphas, found, budget, progress, tolerance))
 
 
 def _certify(pmfs: np.ndarray, mirror: Sequence[int] | None, clients: int, alphas: Sequence[float],

@@ -106,6 +106,7 @@ from ..numerics import FastEngine
 from ..resources import Cost
 from . import certificate, wrapped
 from .certificate import multisets
+from .remembered import Remembered
 
 #: the search is exhaustive when the others' multisets number at most this many (enumerated by
 #: the compiled tree of :mod:`rdpcalc.worstcase.certificate`: 48620 at n = 10 for RQM's 10 breakpoints take
@@ -722,8 +723,7 @@ def _wrapped_grid(mechanism: Mechanism, n: int) -> tuple[Fraction, ...]:
 
 
 #: the branch-and-bound outcomes of the last few questions (a search asks, then its certificate)
-_WRAPPED_REMEMBERED = 8
-_wrapped_memory: dict = {}
+_wrapped_memory = Remembered(8)
 
 
 def _wrapped_outcome(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, found) -> wrapped.Outcome:
@@ -731,11 +731,7 @@ def _wrapped_outcome(mechanism: Mechanism, n: int, alphas: Sequence[float], engi
     remembered per (mechanism, n, orders): the search runs it for the points that beat its grid,
     the certificate takes its bound."""
     key = (mechanism, n, tuple(alphas))
-    if key not in _wrapped_memory:
-        if len(_wrapped_memory) >= _WRAPPED_REMEMBERED:
-            _wrapped_memory.pop(next(iter(_wrapped_memory)))
-        _wrapped_memory[key] = wrapped.branch_and_bound(mechanism, n, alphas, engine, _pair_maximum, found)
-    return _wrapped_memory[key]
+    return _wrapped_memory.get(key, lambda: wrapped.branch_and_bound(mechanism, n, alphas, engine, _pair_maximum, found))
 
 
 def _wrapped_text(outcome: wrapped.Outcome) -> str:
