@@ -319,6 +319,7 @@ def startup_section() -> list[str]:
 def compare_section() -> list[str]:
     """J: ``rdpcalc compare`` (each mechanism calibrated to ε = 1, δ = 1e-5, one round)."""
     from rdpcalc.compare import compare
+    from rdpcalc.runs import RunOptions
 
     lines = ["## J. compare: calibration at equal bits", "",
              "Each mechanism's noise calibrated to ε = 1 at δ = 1e-5 (one round, server), then the exact MSE of the "
@@ -329,7 +330,7 @@ def compare_section() -> list[str]:
                            (1000, 16, ("qgauss", "ddg", "skellam", "binomial", "pbm"))):
         for name in names:
             start = time.perf_counter()
-            record = compare(n=n, bits=bits, dp_epsilon=1.0, mechanisms=[name])[0]
+            record = compare(RunOptions(n=n), bits=bits, dp_epsilon=1.0, mechanisms=[name])[0]
             elapsed = time.perf_counter() - start
             if record["feasible"]:
                 lines.append(f"| {n} | {bits} | {name} | {elapsed:.1f} | {record['epsilon']:.4f} | {record['mse']:.4g} | "

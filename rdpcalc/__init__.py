@@ -23,10 +23,19 @@ from .errors import ParameterError
 from .layered.tables import layered_bits, layered_divergence
 from .mechanisms import MECHANISMS, Mechanism, Param, SolveRange, register
 from .queries import divergence, make_mechanism, moments, pmf
-from .runs import AccountedRun, account, account_reference, account_reference_run, account_run, calibrate, solvable
+from .runs import (
+    AccountedRun,
+    RunOptions,
+    account,
+    account_reference,
+    account_reference_run,
+    account_run,
+    calibrate,
+    solvable,
+)
 from .version import VERSION as __version__
 
 __all__ = ["MECHANISMS", "AccountedRun", "Accountant", "DpEvent", "GaussianEvent", "LaplaceEvent", "Mechanism",
-           "MechanismEvent", "PairEvent", "Param", "ParameterError", "SolveRange", "__version__", "account",
+           "MechanismEvent", "PairEvent", "Param", "ParameterError", "RunOptions", "SolveRange", "__version__", "account",
            "account_reference", "account_reference_run", "account_run", "bound", "calibrate", "divergence",
            "event_from_dict", "layered_bits", "layered_divergence", "make_mechanism", "moments", "pmf", "register", "solvable"]

@@ -37,7 +37,7 @@ from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import exact_pmf, log_pmf
 from .mechanisms.design import Design
 from .privacy import rdp as acc
-from .runs import account_run, check_participation, check_rounds
+from .runs import RunOptions, account_run, check_participation
 
 #: the inputs (as fractions of c) the MSE is maximised over
 MSE_INPUTS = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1))
@@ -56,9 +56,7 @@ def designs() -> dict[str, Design]:
     return {name: cls.design() for name, cls in MECHANISMS.items() if cls.supports("compare")}
 
 
-def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rounds: int = 1,
-            clients: int | None = None, dim: int = 1, sampling: str = "without-replacement",
-            observer: str = "server", relation: str = "replace-one", participation: int | None = None, c=1,
+def compare(run: RunOptions, *, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, c=1,
             mechanisms: Sequence[str] | None = None,
             progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """One record per mechanism: its design at ``bits`` bits for ``n`` clients, the free
@@ -67,13 +65,15 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     ``reason``) where the bits cannot hold the mechanism or no value meets the target.
 
     Parameters:
-        n: clients per round (the SecAgg sum), 2 … 100 000; ``bits``: B, 1 … 62.
-        dp_epsilon, dp_delta: the target (ε, δ) of the whole run.
-        rounds, clients, dim, sampling, observer, relation, participation: the run, as for
-            :func:`rdpcalc.account`.
+        run: the run (:class:`rdpcalc.RunOptions`), whose ``n`` (clients per round, the SecAgg
+            sum) is 2 … 100 000.
+        bits: B, 1 … 62; ``dp_epsilon``, ``dp_delta``: the target (ε, δ) of the whole run.
         c: the clipping bound (inputs in [−c, c]); ``mechanisms``: which to compare (default:
             every registered mechanism with a design, :func:`designs`).
         progress: ``progress(done, total)`` after each accounting evaluation."""
+    if not isinstance(run, RunOptions):
+        raise ParameterError("run", f"must be a RunOptions (rdpcalc.RunOptions), got {run!r}")
+    n = run.n
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 100_000:
         raise ParameterError("n", f"must be an integer in [2, 100000], got {n!r}")
     if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 62:
@@ -91,13 +91,10 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     if unknown:
         raise ParameterError("mechanisms", f"must be among {', '.join(known)}, got {unknown[0]!r}")
 
-    run = {"rounds": rounds, "clients": clients, "dim": dim, "sampling": sampling, "observer": observer,
-           "relation": relation, "participation": participation}
     # the run's options checked before any work
-    probe = MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=clients,
-                           dim=dim, observer=observer, sampling=sampling, relation=relation)
-    check_rounds(rounds)
-    check_participation(participation, rounds, observer, probe.rate)
+    probe = MechanismEvent(MECHANISMS["pbm"](c=Fraction(1), theta=Fraction(1, 4), trials=1), n=n, clients=run.clients,
+                           dim=run.dim, observer=run.observer, sampling=run.sampling, relation=run.relation)
+    check_participation(run.participation, run.rounds, run.observer, probe.rate)
     total = len(mechanisms) * (SOLVE_EVALUATIONS + 2)
     done = [0]
 
@@ -112,22 +109,21 @@ def compare(*, n: int, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, rou
     return records
 
 
-def run_epsilon(mechanism: Mechanism, dp_delta: float, *, n: int, rounds: int, clients: int | None, dim: int,
-                sampling: str, observer: str, relation: str = "replace-one",
-                participation: int | None = None) -> tuple[float, str]:
+def run_epsilon(mechanism: Mechanism, dp_delta: float, run: RunOptions) -> tuple[float, str]:
     """(ε at ``dp_delta`` of the run, the method): the certified per-round worst case of the sum
     without its wrap-around (an upper bound), composed as :func:`rdpcalc.account` composes it
     (:func:`rdpcalc.runs.account_run`: the Rényi curve and, where it applies, a PLD; the
     smaller of the two ε, both upper bounds)."""
-    record = account_run(mechanism.without_wrap_around(), n=n, rounds=rounds, clients=clients, dim=dim,
-                         sampling=sampling, observer=observer, relation=relation,
-                         participation=participation).record(dp_delta=dp_delta)
+    record = account_run(mechanism.without_wrap_around(), run=run).record(dp_delta=dp_delta)
     return record["epsilon"], record["epsilon_method"]
 
 
-def _compare_one(design: Design, name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float, run: dict,
+def _compare_one(design: Design, name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float,
+                 run: RunOptions,
                  advance: Callable[[], None]) -> dict:
-    record = {"mechanism": name, "n": n, "bits": bits, "dp_epsilon": target, "dp_delta": dp_delta, **run,
+    fields = {"rounds": run.rounds, "clients": run.clients, "dim": run.dim, "sampling": run.sampling,
+              "observer": run.observer, "relation": run.relation, "participation": run.participation}
+    record = {"mechanism": name, "n": n, "bits": bits, "dp_epsilon": target, "dp_delta": dp_delta, **fields,
               "design": design.rule, "solved": design.free}
     try:
         return _calibrated(design, record, n, bits, c, target, dp_delta, run, advance)
@@ -137,14 +133,14 @@ def _compare_one(design: Design, name: str, n: int, bits: int, c: Fraction, targ
 
 
 def _calibrated(design: Design, record: dict, n: int, bits: int, c: Fraction, target: float, dp_delta: float,
-                run: dict, advance: Callable[[], None]) -> dict:
+                run: RunOptions, advance: Callable[[], None]) -> dict:
     low, high = design.ends(n, bits, c)
     cache: dict[float, tuple[float, str]] = {}  # value → (ε, method): each value is accounted once
 
     def epsilon_at(value: float) -> float:
         if value not in cache:
             mechanism = design.build(value, n, bits, c)
-            cache[value] = (math.inf, "") if mechanism is None else run_epsilon(mechanism, dp_delta, n=n, **run)
+            cache[value] = (math.inf, "") if mechanism is None else run_epsilon(mechanism, dp_delta, run)
             advance()
         return cache[value][0]
 

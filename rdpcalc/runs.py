@@ -12,8 +12,10 @@ Distributions", arXiv:2207.04380). See :mod:`rdpcalc.accountant` for the events 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -128,17 +130,58 @@ def report_line(record: dict) -> str:
             f"{record['observer']}, {method}, {certified}; rdpcalc {version('rdpcalc')}")
 
 
+def check_rounds(rounds) -> None:
+    """``rounds`` must be an integer ≥ 1 (a ParameterError naming it otherwise)."""
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """A training run around a mechanism, as data (what travels together from the command
+    line, a sweep or :func:`account` to :func:`account_run` and :func:`rdpcalc.compare.compare`):
+
+    * ``n``: clients sampled per round (their SecAgg sum is one round's output); ``clients``:
+      all clients (default ``n``: no sampling); ``rounds``; ``dim``: coordinates per round,
+      each quantized independently;
+    * ``sampling``: ``without-replacement`` (n of ``clients``) or ``poisson`` (rate n/clients);
+    * ``observer``: who sees what (:data:`rdpcalc.privacy.rdp.OBSERVERS`): ``server`` (the
+      SecAgg sum, and who was sampled), ``release`` (the released sum; the sample hidden, so
+      sampling amplifies) or ``local`` (each message, and who sent it);
+    * ``relation``: ``replace-one`` (one client's input changes; Poisson sampling is refused)
+      or ``add-remove`` (the client present or absent; the Rényi route is +∞ here, PLD beside
+      it: the server's sum of n against n − 1 clients, or the released sum under Poisson
+      sampling);
+    * ``participation``: where the sample is known, the rounds a client takes part in (default
+      ``rounds``: the worst case, a client sampled every round).
+
+    ``rounds`` is checked on construction; the rest where the run is accounted (with the
+    mechanism's event, :class:`rdpcalc.accountant.MechanismEvent`)."""
+
+    n: int = 1
+    clients: int | None = None
+    rounds: int = 1
+    dim: int = 1
+    sampling: str = "without-replacement"
+    observer: str = "server"
+    relation: str = "replace-one"
+    participation: int | None = None
+
+    def __post_init__(self):
+        check_rounds(self.rounds)
+
+    @classmethod
+    def split(cls, options: dict) -> tuple[RunOptions, dict]:
+        """The run's options taken out of ``options`` (keyword → value), and the rest."""
+        names = {field.name for field in dataclasses.fields(cls)}
+        rest = {key: value for key, value in options.items() if key not in names}
+        return cls(**{key: value for key, value in options.items() if key in names}), rest
+
+
 def account_run(
     mechanism: Mechanism,
     *,
-    n: int = 1,
-    clients: int | None = None,
-    rounds: int = 1,
-    dim: int = 1,
-    sampling: str = "without-replacement",
-    observer: str = "server",
-    relation: str = "replace-one",
-    participation: int | None = None,
+    run: RunOptions = RunOptions(),
     per_round: str = "certified",
     method: str | None = None,
     discretization: float = 1e-4,
@@ -150,19 +193,8 @@ def account_run(
 
     Parameters:
         mechanism: a mechanism (:func:`rdpcalc.make_mechanism`).
-        n: clients sampled per round (their SecAgg sum is one round's output); ``clients``: all
-            clients (default ``n``: no sampling); ``rounds``; ``dim``: coordinates per round,
-            each quantized independently.
-        sampling: ``without-replacement`` (n of ``clients``) or ``poisson`` (rate n/clients).
-        observer: who sees what (:data:`rdpcalc.privacy.rdp.OBSERVERS`): ``server`` (the SecAgg
-            sum, and who was sampled), ``release`` (the released sum; the sample hidden, so
-            sampling amplifies) or ``local`` (each message, and who sent it).
-        relation: ``replace-one`` (one client's input changes; Poisson sampling is refused) or
-            ``add-remove`` (the client present or absent; the Rényi route is +∞ here, PLD beside
-            it: the server's sum of n against n − 1 clients, or the released sum under Poisson
-            sampling).
-        participation: where the sample is known, the rounds a client takes part in (default
-            ``rounds``: the worst case, a client sampled every round).
+        run: the run (:class:`RunOptions`: clients, sampling, rounds, coordinates, observer,
+            relation, participation).
         per_round: the per-round worst case of a sum of n > 1 clients: ``certified`` (its
             certified upper bound) or ``found`` (the largest value the search found, a lower
             bound of the worst case: not a guarantee).
@@ -176,16 +208,18 @@ def account_run(
 
     The per-round worst case's memory is estimated before it runs and refused beyond the budget
     (:func:`rdpcalc.accountant.per_round_curve`). Ask the returned :class:`AccountedRun` for records at each δ."""
-    check_rounds(rounds)
+    if not isinstance(run, RunOptions):
+        raise ParameterError("run", f"must be a RunOptions (rdpcalc.RunOptions), got {run!r}")
+    n, rounds, observer, relation, sampling = run.n, run.rounds, run.observer, run.relation, run.sampling
     # the event checks n, clients, dim, observer, per_round, relation and sampling
-    event = MechanismEvent(mechanism, n=n, clients=clients, dim=dim, observer=observer, per_round=per_round,
+    event = MechanismEvent(mechanism, n=n, clients=run.clients, dim=run.dim, observer=observer, per_round=per_round,
                            engine=engine, dps=dps, relation=relation, sampling=sampling)
     clients, rate, amplified = event.clients, event.rate, event.amplified
     method = _method(method, amplified and relation == "replace-one",
                      "the observer does not know the sample and no PLD amplification bound for sampling without "
                      "replacement is implemented")
     check_discretization(discretization)
-    participation = check_participation(participation, rounds, observer, rate)
+    participation = check_participation(run.participation, rounds, observer, rate)
     stages = 3 if method == "pld" else 2
     _report(progress, 0, stages)
     event.coordinate_curve()
@@ -194,19 +228,19 @@ def account_run(
         event.round_pld(discretization)
         _report(progress, 2, stages)
     base = {"mechanism": mechanism.name, "parameters": mechanism.parameters(), "n": n, "clients": clients,
-            "sample_rate": rate, "rounds": rounds, "dim": dim, "observer": observer,
+            "sample_rate": rate, "rounds": rounds, "dim": run.dim, "observer": observer,
             "observer_text": acc.OBSERVER_TEXT[observer], "relation": relation,
             "sampling": sampling if rate < 1 else "none", "amplified": amplified, "participation": participation,
             "clients_in_sum": event.clients_in_sum,
             "per_round_choice": per_round if event.clients_in_sum > 1 else None}
-    run = AccountedRun(event, participation, method, base, discretization)
+    accounted = AccountedRun(event, participation, method, base, discretization)
     base["per_round_curve"] = event.coordinate_curve()[1]
     if method == "pld":
         round_pld = event.round_pld(discretization)
         base.update({"discretization": discretization, "per_round_pld": round_pld.family,
                      "pld_attained": round_pld.attained})
     _report(progress, stages, stages)
-    return run
+    return accounted
 
 
 def _report(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
@@ -233,18 +267,15 @@ def account(mechanism: Mechanism, *, dp_delta: float = 1e-5, dp_epsilon: float |
         mechanism: a mechanism (:func:`rdpcalc.make_mechanism`).
         dp_delta: the δ of (ε, δ), in (0, 1).
         dp_epsilon: optionally an ε ≥ 0 at which δ is reported too.
-        run: the keyword arguments of :func:`account_run` (``n``, ``clients``, ``rounds``, ``dim``, …).
+        run: the run's options (the fields of :class:`RunOptions`: ``n``, ``clients``, ``rounds``,
+            ``dim``, …) and the keyword arguments of :func:`account_run` (``per_round``,
+            ``method``, …).
 
     The mechanism's parameters are nested under ``parameters`` (RQM's Δ is ``parameters.delta``;
     ``delta`` is the δ of (ε, δ))."""
     acc.check_delta(dp_delta)
-    return account_run(mechanism, **run).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
-
-
-def check_rounds(rounds) -> None:
-    """``rounds`` must be an integer ≥ 1 (a ParameterError naming it otherwise)."""
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+    options, rest = RunOptions.split(run)
+    return account_run(mechanism, run=options, **rest).record(dp_delta=dp_delta, dp_epsilon=dp_epsilon)
 
 
 def participation_bound(rounds: int, rate: float, probability: float) -> int:

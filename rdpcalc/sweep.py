@@ -47,6 +47,7 @@ on another worker.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -329,16 +330,22 @@ def _mechanism_keys(point: Point) -> set[str]:
 
 
 def _api_functions(command: str) -> tuple:
-    """The API functions whose keyword-only parameters a command's point may set."""
-    return {"account": (runs.account, runs.account_run), "calibrate": (runs.calibrate, runs.account, runs.account_run),
-            "bound": (bounds.bound,), "divergence": (queries.divergence,), "pmf": (queries.pmf,),
-            "moments": (queries.moments,), "compare": (compare.compare,)}[command]
+    """The API functions whose keyword-only parameters a command's point may set, and the
+    records (dataclasses) whose fields it may set one by one (a run's :class:`~rdpcalc.runs.RunOptions`)."""
+    run = (runs.account, runs.account_run, runs.RunOptions)
+    return {"account": run, "calibrate": (runs.calibrate, *run), "bound": (bounds.bound,),
+            "divergence": (queries.divergence,), "pmf": (queries.pmf,), "moments": (queries.moments,),
+            "compare": (compare.compare, runs.RunOptions)}[command]
 
 
 def _keyword_parameters(command: str):
     """(name, parameter) of every keyword-only parameter of the command's API functions (but
-    ``progress``)."""
+    ``progress``), and of every field of its records (as a keyword-only parameter)."""
     for function in _api_functions(command):
+        if dataclasses.is_dataclass(function):
+            for field in dataclasses.fields(function):
+                yield field.name, inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, annotation=field.type)
+            continue
         for name, parameter in inspect.signature(function).parameters.items():
             if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress":
                 yield name, parameter
@@ -424,7 +431,8 @@ def run_point(command: str, mechanism: str | None, params: dict, threads: int | 
 
 def _call(point: Point) -> list[dict]:
     if point.command == "compare":
-        return compare.compare(**point.params)
+        options, rest = runs.RunOptions.split(point.params)
+        return compare.compare(options, **rest)
     mechanism_params, options = _split(point)
     if point.command == "calibrate":
         return [runs.calibrate(point.mechanism, params=mechanism_params, **options)]

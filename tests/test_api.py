@@ -49,7 +49,7 @@ def test_the_walk_finds_numpy_mpmath_and_fraction_values():
 def _records():
     rqm = _rqm()
     qmgeo = rdpcalc.make_mechanism("qmgeo", R=4, p="0.9", w_max=1)
-    run = rdpcalc.account_run(rqm, n=3, rounds=5)
+    run = rdpcalc.account_run(rqm, run=rdpcalc.RunOptions(n=3, rounds=5))
     return {
         "divergence": rdpcalc.divergence(rqm, n=3, alphas=[1, 2, "inf"]),
         "divergence, exact engine": rdpcalc.divergence(rqm, n=2, alphas=[2], engine="exact", dps=30, others_plus=1),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc import ParameterError
+from rdpcalc import ParameterError, RunOptions
 from rdpcalc.compare import MSE_INPUTS, compare, decoded_sum_error, designs
 
 
@@ -60,7 +60,7 @@ def test_compare_meets_the_target_and_agrees_with_account(name):
     mechanism without its wrap-around, and the solver stopped close to the target (continuous
     parameters: one step less private misses it)."""
     n, bits, target = 10, 8, 2.0
-    record = compare(n=n, bits=bits, dp_epsilon=target, mechanisms=[name])[0]
+    record = compare(RunOptions(n=n), bits=bits, dp_epsilon=target, mechanisms=[name])[0]
     assert record["feasible"]
     assert record["epsilon"] <= target
     mech = rdpcalc.make_mechanism(name, **{k: v for k, v in record["parameters"].items() if k != "bits"})
@@ -79,7 +79,7 @@ def test_a_refusal_names_api_keywords_and_the_command_line_its_options(capsys):
     from rdpcalc.cli import main
 
     with resources.budget_of(2**20):
-        (record,) = compare(n=40, bits=8, dp_epsilon=1, mechanisms=("pbm",))
+        (record,) = compare(RunOptions(n=40), bits=8, dp_epsilon=1, mechanisms=("pbm",))
     assert not record["feasible"] and record["reason"].startswith("refused: `n`: ")
     assert "`max_memory`" in record["reason"]
     code = main(["compare", "--n", "40", "--bits", "8", "--dp-epsilon", "1", "--mechanisms", "pbm", "--max-memory",
@@ -93,13 +93,14 @@ def test_participation_and_relation_reach_the_accounting():
     """compare takes account's run options: with --participation the calibrated mechanism's ε,
     recomputed by account with the same run, is the ε reached (and below the every-round ε);
     a bad participation or relation is refused before any work, naming it."""
-    (record,) = compare(n=10, bits=8, dp_epsilon=2, rounds=20, clients=100, participation=3, mechanisms=("pbm",))
+    (record,) = compare(RunOptions(n=10, rounds=20, clients=100, participation=3), bits=8, dp_epsilon=2,
+                          mechanisms=("pbm",))
     assert record["feasible"] and record["participation"] == 3 and record["relation"] == "replace-one"
     mech = rdpcalc.make_mechanism("pbm", **{k: v for k, v in record["parameters"].items() if k != "bits"})
     again = rdpcalc.account(mech, n=10, clients=100, rounds=20, participation=3)
     assert again["epsilon"] == pytest.approx(record["epsilon"], rel=1e-9)
     assert rdpcalc.account(mech, n=10, clients=100, rounds=20)["epsilon"] > record["epsilon"]
     with pytest.raises(ParameterError, match="^participation: "):
-        compare(n=10, bits=8, dp_epsilon=2, rounds=20, clients=100, participation=30)
+        compare(RunOptions(n=10, rounds=20, clients=100, participation=30), bits=8, dp_epsilon=2)
     with pytest.raises(ParameterError, match="^relation: "):
-        compare(n=10, bits=8, dp_epsilon=2, relation="swap")
+        compare(RunOptions(n=10, relation="swap"), bits=8, dp_epsilon=2)

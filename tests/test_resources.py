@@ -100,7 +100,7 @@ def test_worst_case_search_reports_stages_with_one_total():
 
 
 @pytest.mark.parametrize("call", [
-    lambda p: rdpcalc.account_run(_rqm(), n=3, rounds=5, progress=p),
+    lambda p: rdpcalc.account_run(_rqm(), run=rdpcalc.RunOptions(n=3, rounds=5), progress=p),
     lambda p: rdpcalc.bound(_rqm(), alphas=[2], progress=p),
 ])
 def test_account_and_bound_report_a_real_total(call):

@@ -35,6 +35,7 @@ from ..runs import (
     REFERENCE_SOLVABLE,
     REFERENCES,
     ROUNDS_CURVE_POINTS,
+    RunOptions,
     account_reference_run,
     account_run,
     calibrate,
@@ -481,7 +482,8 @@ def account_command(cls: type[Mechanism]):
         _check_account_outputs({"csv": csv_path, "plot": plot_path, "curves": curves_path})
         _note_fine_grid(values)
         with render.progress("accounting") as progress:
-            accounted = account_run(mechanism, progress=progress, **values)
+            run, rest = RunOptions.split(values)
+            accounted = account_run(mechanism, run=run, progress=progress, **rest)
         records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
         _note_default_participation(values, records[0], min(deltas))
         _emit_account(accounted, records, form, csv_path, plot_path, curves_path)
@@ -795,7 +797,8 @@ def compare_command():
         _check_output(csv_path)
         values["mechanisms"] = [name.strip() for name in values["mechanisms"].split(",") if name.strip()]
         with render.progress("calibrating") as progress:
-            records = compare(progress=progress, **values)
+            run, rest = RunOptions.split(values)
+            records = compare(run, progress=progress, **rest)
         emit(records, form, csv_path, render.render_compare)
 
     rules = "; ".join(f"{name}: {design.rule}" for name, design in designs().items())

@@ -13,6 +13,7 @@ import numpy as np
 from ..compare import decoded_sum_error, designs, run_epsilon
 from ..errors import ParameterError
 from ..mechanisms import MECHANISMS
+from ..runs import RunOptions
 from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
@@ -74,9 +75,8 @@ def build(progress=None) -> list[dict]:
 
 
 def _point(mechanism, n: int, bits: int, name: str, value: float | None, kind: str) -> dict:
-    run = {"rounds": 1, "clients": None, "dim": 1, "sampling": "without-replacement", "observer": "server"}
-    try:
-        epsilon, method = run_epsilon(mechanism, DP_DELTA, n=n, **run)
+    try:  # one round, no sampling, the server's view
+        epsilon, method = run_epsilon(mechanism, DP_DELTA, RunOptions(n=n))
     except ParameterError as error:  # refused for its memory: the point is left out, and said so
         return {"n": n, "bits": bits, "mechanism": name, "kind": kind, "value": value, "epsilon": None, "mse": None,
                 "note": str(error)}
