@@ -21,6 +21,7 @@ from .. import resources
 from ..errors import ParameterError
 from ..mechanisms import Mechanism, log_pmf
 from ..numerics import FastEngine, fast
+from ..queries import divergence
 
 #: confidence level of the total-variation bound
 TV_CONFIDENCE = 0.95
@@ -257,8 +258,6 @@ def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples:
     ``samples`` with a number of draws that suffices; an exact D_α of +∞ (an output possible
     at x is impossible at x′) on ``x_prime``: there is nothing finite to estimate.
     ``progress(done, 2·samples + bootstrap)``: draws at x, then at x′, then resamples."""
-    from ..queries import divergence
-
     check_estimate(alpha, samples, seed, bootstrap)
     x_value, y_value = mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime")
     exact = divergence(mechanism, alphas=[alpha], x=x_value, x_prime=y_value)[0]["divergence"]
