@@ -131,13 +131,22 @@ SETUP = {"mechanism": "none", "params": {}, "clip": None, "rounds": 2, "n": 4, "
          "seed": 0, "dp_delta": 1e-5, "clients": 20, "split": "iid"}
 
 
+def fl_setup(**options):
+    """configure, then load: the configuration and the federated data of a run given flat."""
+    from rdpcalc.backend import fl
+
+    data = fl.DataOptions(**{key: options.pop(key) for key in ("clients", "split", "images", "labels") if key in options})
+    config = fl.configure(**options)
+    return config, fl.load(config, data)
+
+
 def test_fl_summary_keeps_the_mechanism_parameters_apart_from_the_dp_delta(tmp_path):
     """RQM's Δ = 0.05 was recorded as the DP δ 1e-5 (the run's δ overwrote the parameter of the
     same name): the parameters are nested under ``parameters`` with their own types, δ is
     ``dp_delta``, in the summary and in fl.meta.json."""
     from rdpcalc.backend import fl
 
-    config, federated = fl.setup(**{**SETUP, "mechanism": "rqm", "params": RQM_FL, "dp_delta": "1e-5"})
+    config, federated = fl_setup(**{**SETUP, "mechanism": "rqm", "params": RQM_FL, "dp_delta": "1e-5"})
     result = fl.run(config, federated)
     write_run(tmp_path, result)
     meta = json.loads((tmp_path / "fl.meta.json").read_text())
@@ -148,18 +157,17 @@ def test_fl_summary_keeps_the_mechanism_parameters_apart_from_the_dp_delta(tmp_p
         assert type(parameters["delta"]) is float and type(parameters["m"]) is int
         assert summary["dp_delta"] == 1e-5 and type(summary["dp_delta"]) is float
         assert summary["mechanism"] == "rqm" and summary["rounds"] == 2 and summary["clients"] == 20
-    config, federated = fl.setup(**{**SETUP, "mechanism": "corbin", "params": {"eps_p": 1, "r": "0.05"}, "n": 2})
+    config, federated = fl_setup(**{**SETUP, "mechanism": "corbin", "params": {"eps_p": 1, "r": "0.05"}, "n": 2})
     parameters = fl.run(config, federated)["summary"]["parameters"]
     assert parameters["view"] == "marginal" and type(parameters["d"]) is int and type(parameters["eps_p"]) is float
-    config, federated = fl.setup(**{**SETUP, "clip": "0.1"})
+    config, federated = fl_setup(**{**SETUP, "clip": "0.1"})
     summary = fl.run(config, federated)["summary"]
     assert summary["parameters"] == {"clip": 0.1} and summary["epsilon"] == math.inf
 
 
 def test_fl_setup_names_each_refused_parameter_before_reading_data(tmp_path):
-    """Each check of :func:`setup` names its parameter (keyword names, no command-line
+    """Each check of :func:`configure` and :func:`load` names its parameter (keyword names, no command-line
     spellings); all of them run before the data is read (a missing image file is not reached)."""
-    from rdpcalc.backend import fl
 
     missing = {"images": tmp_path / "missing.gz", "labels": tmp_path / "missing.gz"}
     cases = [({"mechanism": "sgd"}, "mechanism"), ({"clip": 0}, "clip"), ({"clip": "inf"}, "clip"),
@@ -171,26 +179,26 @@ def test_fl_setup_names_each_refused_parameter_before_reading_data(tmp_path):
              ({"dp_delta": "x"}, "dp_delta"), ({"mechanism": "pbm", "params": {"c": "0.05", "theta": 2, "trials": 4}}, "theta")]
     for change, name in cases:
         with pytest.raises(ParameterError) as refused:
-            fl.setup(**{**SETUP, **missing, **change})
+            fl_setup(**{**SETUP, **missing, **change})
         assert refused.value.parameter == name, (change, refused.value)
         assert "--" not in refused.value.message
     with pytest.raises(ParameterError, match="^n: must be an integer in \\[1, `clients` = 20\\], got 21$"):
-        fl.setup(**{**SETUP, **missing, "n": 21})
+        fl_setup(**{**SETUP, **missing, "n": 21})
     with pytest.raises(ParameterError, match="^labels: `images` and `labels` go together$"):
-        fl.setup(**{**SETUP, "images": tmp_path / "missing.gz"})
+        fl_setup(**{**SETUP, "images": tmp_path / "missing.gz"})
     with pytest.raises(ParameterError, match="^images: cannot read"):
-        fl.setup(**{**SETUP, **missing})
+        fl_setup(**{**SETUP, **missing})
     with pytest.raises(ParameterError, match="^split: must be one of iid, label"):
-        fl.setup(**{**SETUP, "split": "random"})
+        fl_setup(**{**SETUP, "split": "random"})
     with pytest.raises(ParameterError, match=r"^clients: must be an integer in \[1, \d+\] for this data, got 100000$"):
-        fl.setup(**{**SETUP, "clients": 10**5})
+        fl_setup(**{**SETUP, "clients": 10**5})
 
 
 def test_write_run_writes_its_files_all_or_none(tmp_path):
     from rdpcalc.backend import fl
     from rdpcalc.io import written_here
 
-    config, federated = fl.setup(**SETUP)
+    config, federated = fl_setup(**SETUP)
     result = fl.run(config, federated)
     write_run(tmp_path / "run", result)
     assert written_here(tmp_path / "run") == set(FL_FILES)
@@ -482,14 +490,14 @@ def test_fl_epsilon_is_the_accountants_for_the_observed_messages():
     from rdpcalc.backend import fl
 
     small = {**SETUP, "hidden": 1}
-    config, federated = fl.setup(**{**small, "mechanism": "rqm", "params": RQM_FL})
+    config, federated = fl_setup(**{**small, "mechanism": "rqm", "params": RQM_FL})
     summary = fl.run(config, federated)["summary"]
     mech = rdpcalc.make_mechanism("rqm", **RQM_FL)
     again = rdpcalc.account(mech, n=4, clients=20, rounds=2, dim=summary["dimension"], observer="server")
     assert summary["epsilon"] == again["epsilon"] and summary["epsilon_rdp"] == again["epsilon_rdp"]
     for d, finite in ((5, False), (0, True)):
         params = {"eps_p": 1, "r": "0.05", "d": d}
-        config, federated = fl.setup(**{**small, "mechanism": "corbin", "params": params, "n": 2})
+        config, federated = fl_setup(**{**small, "mechanism": "corbin", "params": params, "n": 2})
         summary = fl.run(config, federated)["summary"]
         uplink = rdpcalc.make_mechanism("corbin", **params)
         run = {"n": 2, "clients": 20, "rounds": 2, "dim": summary["dimension"], "observer": "local"}

@@ -8,9 +8,10 @@ mean gradient and takes a step. The mechanisms sample themselves, as in the Mont
 (:meth:`~rdpcalc.mechanisms.Mechanism.sample`; CorBin-FL's pairs by
 :meth:`~rdpcalc.mechanisms.CorBin.sample_pairs`), on the (clients × coordinates) array.
 
-:func:`setup` checks a run's parameters (before any data is read) and loads and federates the
-data; :func:`run` trains and returns the rounds' records and the run's summary (its parameters
-and the accounted (ε, δ)), which ``rdpcalc fl --out`` writes (:mod:`rdpcalc.cli.outputs`).
+:func:`configure` checks a run's parameters; :func:`load` checks what depends on the clients,
+before any data is read, then loads and federates the data; :func:`run` trains and returns the
+rounds' records and the run's summary (its parameters and the accounted (ε, δ)), which
+``rdpcalc fl --out`` writes (:mod:`rdpcalc.cli.outputs`).
 
 A round's memory is estimated before training (refused on ``hidden`` beyond the budget); a
 run whose gradients or test loss stop being finite (too large a step) is stopped with a
@@ -51,7 +52,7 @@ def fl_mechanisms() -> dict[str, tuple[str | None, str | None]]:
 #: peak bytes per coordinate of a sampled client's message in a round (see :func:`peak_memory`)
 BYTES_PER_COORDINATE = 160
 
-#: the largest value :func:`setup` takes for each integer parameter
+#: the largest value :func:`configure` and :func:`load` take for each integer parameter
 LIMITS = {"rounds": 10**6, "n": 10**6, "clients": 10**6, "batch": 10**5, "hidden": 10**5, "seed": 2**63 - 1}
 
 
@@ -59,7 +60,7 @@ LIMITS = {"rounds": 10**6, "n": 10**6, "clients": 10**6, "batch": 10**5, "hidden
 class RunConfig:
     """A run: the mechanism (one of :func:`fl_mechanisms`) and its parameters, ``clip`` for the
     clipped-SGD baseline, rounds, clients sampled per round (``per_round``, named ``n`` by
-    :func:`setup` and in errors), learning rate, minibatch size, hidden width of the MLP, the
+    :func:`configure` and in errors), learning rate, minibatch size, hidden width of the MLP, the
     seed, and the δ of the accounted (ε, δ)."""
 
     mechanism: str = "none"
@@ -82,16 +83,26 @@ def _torch():
     return torch
 
 
-def setup(*, mechanism: str, params: dict, clip, rounds, n, lr, batch, hidden, seed, dp_delta, clients, split, images=None,
-          labels=None) -> tuple[RunConfig, FederatedData]:
-    """A run's configuration and data, every parameter checked before any data is read.
+@dataclass(frozen=True)
+class DataOptions:
+    """Where a run's data come from and how they are federated: ``clients`` (numbers may be
+    decimal strings), ``split`` (:func:`rdpcalc.backend.data.federate`), and the IDX files
+    ``images`` and ``labels`` (given together; None: scikit-learn's digits). Checked by
+    :func:`load`."""
 
-    ``n`` is the number of clients sampled per round (:attr:`RunConfig.per_round`). Numbers
-    may be given as numbers or decimal strings. ``params`` are the mechanism's own
-    parameters (qgauss's C_q is its ``clip``); ``clip`` is the clipped-SGD baseline's bound and
-    is taken by ``mechanism="none"`` only (None: 0.05). The data are scikit-learn's digits, or
-    the IDX files ``images`` and ``labels`` (given together), split across ``clients`` by
-    ``split`` (:func:`rdpcalc.backend.data.federate`)."""
+    clients: object = 100
+    split: str = "iid"
+    images: object = None
+    labels: object = None
+
+
+def configure(*, mechanism: str, params: dict, clip, rounds, n, lr, batch, hidden, seed, dp_delta) -> RunConfig:
+    """A run's configuration, every parameter converted and checked (numbers may be given as
+    numbers or decimal strings). ``n`` is the number of clients sampled per round
+    (:attr:`RunConfig.per_round`); ``params`` are the mechanism's own parameters (qgauss's C_q
+    is its ``clip``); ``clip`` is the clipped-SGD baseline's bound and is taken by
+    ``mechanism="none"`` only (None: 0.05). What depends on the data (n against the clients)
+    is checked by :func:`load`."""
     choices = fl_mechanisms()
     if mechanism not in choices:
         raise ParameterError("mechanism", f"must be one of {', '.join(choices)}, got {mechanism!r}")
@@ -101,17 +112,22 @@ def setup(*, mechanism: str, params: dict, clip, rounds, n, lr, batch, hidden, s
         raise ParameterError("clip", f"is the bound of clipped SGD (mechanism `none`); {mechanism}'s parameters go in "
                                      "`params`")
     integers = {name: _integer(value, name, 0 if name == "seed" else 1) for name, value in
-                (("rounds", rounds), ("n", n), ("clients", clients), ("batch", batch), ("hidden", hidden), ("seed", seed))}
-    clients = integers.pop("clients")
+                (("rounds", rounds), ("n", n), ("batch", batch), ("hidden", hidden), ("seed", seed))}
     integers["per_round"] = integers.pop("n")
     baseline = {} if clip is None else {"clip": _positive(clip, "clip")}
-    config = RunConfig(mechanism=mechanism, params=dict(params), lr=_positive(lr, "lr"),
-                       dp_delta=check_delta(float(to_fraction(dp_delta, "dp_delta")), "dp_delta"), **baseline, **integers)
+    return RunConfig(mechanism=mechanism, params=dict(params), lr=_positive(lr, "lr"),
+                     dp_delta=check_delta(float(to_fraction(dp_delta, "dp_delta")), "dp_delta"), **baseline, **integers)
+
+
+def load(config: RunConfig, data: DataOptions = DataOptions()) -> FederatedData:
+    """The run's data federated across ``data.clients``, after every check that does not need
+    the data (:func:`check`, the images and labels given together)."""
+    clients = _integer(data.clients, "clients", 1)
     check(config, clients)
-    if (images is None) != (labels is None):
-        raise ParameterError("labels" if labels is None else "images", "`images` and `labels` go together")
-    x, y = idx_dataset(images, labels) if images is not None else digits()
-    return config, federate(x, y, clients, split, config.seed)
+    if (data.images is None) != (data.labels is None):
+        raise ParameterError("labels" if data.labels is None else "images", "`images` and `labels` go together")
+    x, y = idx_dataset(data.images, data.labels) if data.images is not None else digits()
+    return federate(x, y, clients, data.split, config.seed)
 
 
 def _integer(value, name: str, low: int) -> int:

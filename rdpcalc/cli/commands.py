@@ -697,7 +697,9 @@ def fl_command():
         out_dir, force = values.pop("out"), values.pop("force")
         if out_dir is not None:  # before the data are read
             check_output_folder(out_dir, FL_FILES, "out", force)
-        config, federated = fl.setup(mechanism=name, params=params, clip=clip, **values)
+        data = fl.DataOptions(**{key: values.pop(key) for key in ("clients", "split", "images", "labels")})
+        config = fl.configure(mechanism=name, params=params, clip=clip, **values)
+        federated = fl.load(config, data)
         with render.progress(f"FL {name}") as progress:
             result = fl.run(config, federated, progress)
         summary = result["summary"]
