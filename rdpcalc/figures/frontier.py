@@ -43,7 +43,7 @@ NOISE_CAP = 12
 
 
 def _noise_high(n: int, bits: int, capped: bool = False) -> float:
-    """The largest grid deviation that fits B bits (design of :mod:`rdpcalc.compare`), over 1.5 and
+    """The largest grid deviation that fits B bits (the discrete Gaussian's :meth:`~rdpcalc.mechanisms.Mechanism.design`), over 1.5 and
     at most NOISE_CAP when ``capped``."""
     high = designs()["ddg"].ends(n, bits, C)[1]
     return min(high / 1.5, NOISE_CAP) if capped else high
