@@ -102,7 +102,8 @@ def survey_values() -> dict[str, tuple[int, int]]:
             levels = max(int(params.get(key, 0)) for key in ("m", "k", "trials", "R"))
             # beyond 256 levels the single-client search over all pairs takes minutes: the pair (c, −c)
             neighbours = "worst" if levels <= 256 else "paper"
-            fast = [r["divergence"] for r in rdpcalc.divergence(mechanism, alphas=ORDERS, neighbours=neighbours)]
+            fast = [r["divergence"] for r in rdpcalc.divergence(mechanism, alphas=ORDERS,
+                                                                choose=rdpcalc.NeighbourOptions(neighbours=neighbours))]
             exact = ([r["divergence"] for r in rdpcalc.divergence(mechanism, alphas=ORDERS, engine="exact", dps=40)]
                      if levels <= 256 else fast)  # the exact engine at 4096 levels takes minutes: fast checks only
         except ParameterError:

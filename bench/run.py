@@ -91,10 +91,10 @@ def figure2_rdpcalc(engine: str, dps: int = 30) -> list[float]:
     values = []
     for name, params in (("rqm", RQM), ("pbm", PBM)):
         mech = rdpcalc.make_mechanism(name, **params)
-        values += [r["divergence"] for r in rdpcalc.divergence(mech, n=1, alphas=ALPHAS, neighbours="paper", engine=engine,
-                                                               dps=dps)]
-        values += [r["divergence"] for r in rdpcalc.divergence(mech, n=40, alphas=ALPHAS, neighbours="pm-c", engine=engine,
-                                                               dps=dps)]
+        values += [r["divergence"] for r in rdpcalc.divergence(mech, n=1, alphas=ALPHAS, engine=engine, dps=dps,
+                                                               choose=rdpcalc.NeighbourOptions(neighbours="paper"))]
+        values += [r["divergence"] for r in rdpcalc.divergence(mech, n=40, alphas=ALPHAS, engine=engine, dps=dps,
+                                                               choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))]
     return values
 
 
@@ -141,7 +141,8 @@ def figure2_left_float64(ns) -> list[float]:
 # ------------------------------------------------------------------ C. n = 10 000
 def large_rdpcalc(n: int, engine: str = "fast", dps: int = 30) -> list[float]:
     mech = rdpcalc.make_mechanism("rqm", **RQM)
-    return [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS_10, others_plus=n // 2, engine=engine, dps=dps)]
+    return [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS_10, engine=engine, dps=dps,
+                                                        choose=rdpcalc.NeighbourOptions(others_plus=n // 2))]
 
 
 def large_float64(n: int) -> list[float]:
@@ -158,7 +159,7 @@ GRID = [(Fraction(d).limit_denominator(1000), Fraction(q).limit_denominator(1000
 
 def grid_point_rdpcalc(d: Fraction, q: Fraction) -> float:
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta=Fraction(3, 2) * d, m=16, q=q)
-    return rdpcalc.divergence(mech, n=40, alphas=[2], neighbours="pm-c")[0]["divergence"]
+    return rdpcalc.divergence(mech, n=40, alphas=[2], choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))[0]["divergence"]
 
 
 def grid_point_float64(d: Fraction, q: Fraction) -> float:
@@ -195,7 +196,8 @@ def growth(ns) -> list[tuple[int, float]]:
     mech = rdpcalc.make_mechanism("rqm", **RQM)
     rows = []
     for n in ns:
-        seconds, _ = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=[2, 10, math.inf], neighbours="pm-c"), 1)
+        seconds, _ = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=[2, 10, math.inf],
+                                                          choose=rdpcalc.NeighbourOptions(neighbours="pm-c")), 1)
         rows.append((n, seconds))
     return rows
 
@@ -405,7 +407,8 @@ def kfamily_section() -> list[str]:
         window_time, found = timed(lambda n=n: kfamily.worst_over_k(mech, n, K_ORDERS), 1)
         window_times.append((n, window_time))
         if n <= 2000:
-            full_time, full = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=K_ORDERS, neighbours="pm-c"), 1)
+            full_time, full = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=K_ORDERS,
+                                                                   choose=rdpcalc.NeighbourOptions(neighbours="pm-c")), 1)
             full_times.append((n, full_time))
             difference = max(abs(f["lower"] / r["divergence"] - 1) for f, r in zip(found, full) if f["alpha"] != math.inf)
             full_text, difference_text = f"{full_time:.2f}", f"{difference:.1e}"
@@ -503,7 +506,8 @@ def main() -> int:
     mech = rdpcalc.make_mechanism("rqm", **RQM)
     per_n = []
     for n in sample_ns:  # interleaved, one n at a time
-        ours_time, _ = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=[2], neighbours="pm-c"), 3)
+        ours_time, _ = timed(lambda n=n: rdpcalc.divergence(mech, n=n, alphas=[2],
+                                                            choose=rdpcalc.NeighbourOptions(neighbours="pm-c")), 3)
         peer_n_time, (peer_value,) = timed(lambda n=n: figure2_left_float64([n]), 3)
         reference = left_values[n - 1]
         correct = math.isfinite(peer_value) and peer_value > 0 and abs(peer_value - reference) <= 1e-9 * reference
@@ -624,7 +628,8 @@ def certificate_section() -> list[str]:
                              f"{record['search'] + '; ' + record['certificate'] if first else '″'} |")
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     headline, _ = timed(lambda: rdpcalc.divergence(mech, n=40, alphas=[2, 10, math.inf]), 1)
-    closing, closed = timed(lambda: rdpcalc.divergence(mech, n=40, alphas=[2, 10, math.inf], certify_within=0), 1)
+    closing, closed = timed(lambda: rdpcalc.divergence(mech, n=40, alphas=[2, 10, math.inf],
+                                                       choose=rdpcalc.NeighbourOptions(certify_within=0)), 1)
     ratios = ", ".join(f"{r['certified_upper'] / r['divergence']:.12f}" for r in closed)
     account_seconds, record = timed(lambda: rdpcalc.account(mech, n=40, clients=3400, rounds=2000), 1)
     compared = [compare_within(name, COMPARE_LIMIT) for name in COMPARE_MECHANISMS]

@@ -2,7 +2,8 @@
 
 The Python API, by module:
 
-- :mod:`rdpcalc.queries`: :func:`make_mechanism`, :func:`divergence`, :func:`pmf`, :func:`moments`;
+- :mod:`rdpcalc.queries`: :func:`make_mechanism`, :func:`divergence` (its neighbours chosen by a
+  :class:`NeighbourOptions`), :func:`pmf`, :func:`moments`;
 - :mod:`rdpcalc.bounds`: :func:`bound`, the papers' closed forms checked against exact values;
 - :mod:`rdpcalc.runs`: whole training runs, :func:`account`, :func:`account_run`,
   :func:`account_reference`, :func:`account_reference_run`, :func:`calibrate`;
@@ -22,7 +23,7 @@ from .bounds import bound
 from .errors import ParameterError
 from .layered.tables import layered_bits, layered_divergence
 from .mechanisms import MECHANISMS, Mechanism, Param, SolveRange, register
-from .queries import divergence, make_mechanism, moments, pmf
+from .queries import NeighbourOptions, divergence, make_mechanism, moments, pmf
 from .runs import (
     AccountedRun,
     RunOptions,
@@ -36,6 +37,7 @@ from .runs import (
 from .version import VERSION as __version__
 
 __all__ = ["MECHANISMS", "AccountedRun", "Accountant", "DpEvent", "GaussianEvent", "LaplaceEvent", "Mechanism",
-           "MechanismEvent", "PairEvent", "Param", "ParameterError", "RunOptions", "SolveRange", "__version__", "account",
-           "account_reference", "account_reference_run", "account_run", "bound", "calibrate", "divergence",
-           "event_from_dict", "layered_bits", "layered_divergence", "make_mechanism", "moments", "pmf", "register", "solvable"]
+           "MechanismEvent", "NeighbourOptions", "PairEvent", "Param", "ParameterError", "RunOptions",
+           "SolveRange", "__version__", "account", "account_reference", "account_reference_run", "account_run",
+           "bound", "calibrate", "divergence", "event_from_dict", "layered_bits", "layered_divergence",
+           "make_mechanism", "moments", "pmf", "register", "solvable"]

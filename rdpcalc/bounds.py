@@ -18,7 +18,7 @@ from .mechanisms import Bound, Mechanism
 from .mechanisms.base import Exact, RoundEpsilon, SumWorst
 from .numerics import make_engine
 from .orders import collect_alphas
-from .queries import divergence
+from .queries import NeighbourOptions, divergence
 from .runs import account
 from .worstcase.neighbours import require_pairs
 
@@ -74,7 +74,7 @@ def bound(
     records = []
     exact_values: dict = {}
     for target, protocol, label in (("pair", "paper", "pair (±b)"), ("worst", "worst", "worst pair")):
-        rows = divergence(mechanism, alphas=needed, neighbours=protocol, engine=engine, dps=dps)
+        rows = divergence(mechanism, alphas=needed, engine=engine, dps=dps, choose=NeighbourOptions(neighbours=protocol))
         advance()
         for row in rows:
             # a windowed noise gives a certified bracket (rdpcalc.worstcase.tails): its lower end, never shown as exact
@@ -88,7 +88,7 @@ def bound(
                      "note": f"the true value lies in [{bracket[0]:.10g}, {bracket[1]:.10g}]" if bracket else ""}
                 )
     for eta in mechanism.MARGIN_STUDY:
-        rows = divergence(mechanism, alphas=orders, margin=eta, engine=engine, dps=dps)
+        rows = divergence(mechanism, alphas=orders, engine=engine, dps=dps, choose=NeighbourOptions(margin=eta))
         advance()
         for row in rows:
             records.append(
@@ -129,8 +129,8 @@ def _check(mechanism: Mechanism, item: Bound, exact_values: dict, engine_choice:
             exact_value, described = float(item.target.value), item.target.text
         elif isinstance(item.target, tuple):
             x, x_prime = item.target
-            exact_value = divergence(mechanism, alphas=[item.alpha], x=x, x_prime=x_prime, engine=engine,
-                                     dps=dps)[0]["divergence"]
+            exact_value = divergence(mechanism, alphas=[item.alpha], engine=engine, dps=dps,
+                                     choose=NeighbourOptions(x=x, x_prime=x_prime))[0]["divergence"]
             advance()
             described = f"D_α(P_{float(x):g} ‖ P_{float(x_prime):g})"
         else:

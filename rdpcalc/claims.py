@@ -54,7 +54,7 @@ def _bracket(mech, n: int, protocol: str) -> list[tuple[float, float]]:
     """Per order of SWEEP, (value, upper bound): the worst case's [found, certified] bracket, or
     (value, value) for the paper's protocol."""
     return [(r["divergence"], r["certified_upper"] if protocol == "worst" else r["divergence"])
-            for r in queries.divergence(mech, n=n, alphas=SWEEP, neighbours=protocol)]
+            for r in queries.divergence(mech, n=n, alphas=SWEEP, choose=queries.NeighbourOptions(neighbours=protocol))]
 
 
 def _rqm_below_pbm(pairs: list[tuple[str, str]], theta: str, ns=(40,)) -> tuple[str, str]:
@@ -89,7 +89,7 @@ def _rqm_below_pbm(pairs: list[tuple[str, str]], theta: str, ns=(40,)) -> tuple[
 def _check_counterexample() -> tuple[str, str]:
     mech = _rqm("1", "0.42")
     worst = queries.divergence(mech, alphas=[10])[0]
-    pair = queries.divergence(mech, alphas=[10], neighbours="paper")[0]
+    pair = queries.divergence(mech, alphas=[10], choose=queries.NeighbourOptions(neighbours="paper"))[0]
     verdict = FAILS if worst["divergence"] > pair["divergence"] else HOLDS
     return verdict, (f"D₁₀ at (c, −c) = {pair['divergence']:.6f} < D₁₀ at ({worst['x']:g}, {worst['x_prime']:g}) = "
                      f"{worst['divergence']:.6f}")
@@ -155,7 +155,7 @@ def _check_theorem_2_qg() -> tuple[str, str]:
 def _check_qg_worst_pair() -> tuple[str, str]:
     rows = []
     for k in (2, 3, 8):
-        grid = queries.divergence(QuantizedGaussian(1, k, 1), alphas=[1, 2, "inf"], grid=11)
+        grid = queries.divergence(QuantizedGaussian(1, k, 1), alphas=[1, 2, "inf"], choose=queries.NeighbourOptions(grid=11))
         rows += [(k, r["alpha"], {r["x"], r["x_prime"]} == {0.5, -0.5}) for r in grid]
     ok = all(flag for *_, flag in rows)
     return (HOLDS if ok else FAILS), "the 11×11 grid maximum sits at (±C_q/2, ∓C_q/2) for k ∈ {2, 3, 8}, α ∈ {1, 2, ∞}"

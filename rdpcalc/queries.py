@@ -13,8 +13,10 @@ ready for a table, JSON or CSV; every value is a Python ``float``, ``int``, ``bo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
@@ -54,21 +56,58 @@ def make_mechanism(name: str, **params) -> Mechanism:
     return cls(**{key: value for key, value in params.items() if value is not None})
 
 
+@dataclass(frozen=True)
+class NeighbourOptions:
+    """How :func:`divergence` chooses the neighbouring inputs, as data (what travels together
+    from the command line or a sweep):
+
+    * ``neighbours``: ``worst`` (the maximum over client 1's pair and the others' inputs,
+      searched and certified; see :mod:`rdpcalc.worstcase.secagg`), ``pm-c`` (client 1 at ±b,
+      the others at ±b, maximised over their number k at +b) or ``paper`` (b against −b, k drawn
+      at random with ``seed``);
+    * ``others_plus``: k, the number of other clients at +b (the rest at −b), in [0, n − 1];
+    * ``x``, ``x_prime``: client 1's pair (both or neither);
+    * ``grid``: one client only: search all pairs of ``grid`` equally spaced inputs (2 … 2001)
+      instead of the breakpoints; ``margin``: one client only, mechanisms whose pmf jumps at its
+      levels (QMGeo): the inputs kept ``margin``·Δ away from the levels;
+    * ``budget``: the multisets of others the worst-case search enumerates exhaustively;
+    * ``certify_within``: ``worst`` with n > 1: the certificate's Theorem A refines each node
+      until it is within this relative distance of the value found, in [0, 0.5] (0: until it is
+      at most the value found, or its staircases run out; slower, and where every node gets
+      there the bracket closes).
+
+    The options are checked together with the mechanism and n, by :func:`divergence`."""
+
+    neighbours: str = "worst"
+    others_plus: int | None = None
+    x: object = None
+    x_prime: object = None
+    seed: int = 0
+    grid: int | None = None
+    margin: object = None
+    budget: int = EXHAUSTIVE_BUDGET
+    certify_within: float = CERTIFY_WITHIN
+
+    @classmethod
+    def split(cls, options: dict) -> tuple[NeighbourOptions, dict]:
+        """The neighbour options taken out of ``options`` (keyword → value), and the rest."""
+        names = {field.name for field in dataclasses.fields(cls)}
+        rest = {key: value for key, value in options.items() if key not in names}
+        return cls(**{key: value for key, value in options.items() if key in names}), rest
+
+    def request(self, mechanism: Mechanism) -> Request:
+        """The search's request for ``mechanism`` (``grid`` or ``margin`` become its inputs)."""
+        return Request(self.neighbours, self.others_plus, self.x, self.x_prime, self.seed,
+                       _input_set(mechanism, self.grid, self.margin), self.budget, self.certify_within)
+
+
 def divergence(
     mechanism: Mechanism,
     *,
     n: int = 1,
     alphas: Sequence[float | str] | None = None,
     alpha_ranges: Sequence[str] = (),
-    neighbours: str = "worst",
-    others_plus: int | None = None,
-    x=None,
-    x_prime=None,
-    seed: int = 0,
-    grid: int | None = None,
-    margin=None,
-    budget: int = EXHAUSTIVE_BUDGET,
-    certify_within: float = CERTIFY_WITHIN,
+    choose: NeighbourOptions = NeighbourOptions(),
     engine: str = "fast",
     dps: int = 50,
     progress: Callable[[int, int], None] | None = None,
@@ -82,20 +121,9 @@ def divergence(
         n: clients in the SecAgg sum, ≥ 1.
         alphas: orders, numbers ≥ 1 or "inf"; ``alpha_ranges``: "START:STOP:COUNT[:log|lin]"
             strings. Neither given: 1, 2, 10, ∞.
-        neighbours: ``worst`` (the maximum over client 1's pair and the others' inputs, searched
-            and certified; see :mod:`rdpcalc.worstcase.secagg`), ``pm-c`` (client 1 at ±b, the others at
-            ±b, maximised over their number k at +b) or ``paper`` (b against −b, k drawn at
-            random with ``seed``).
-        others_plus: k, the number of other clients at +b (the rest at −b), in [0, n − 1].
-        x, x_prime: client 1's pair (both or neither).
-        grid: one client only: search all pairs of ``grid`` equally spaced inputs (2 … 2001)
-            instead of the breakpoints. ``margin``: one client only, mechanisms whose pmf jumps at
-            its levels (QMGeo): the inputs kept ``margin``·Δ away from the levels.
-        budget: the multisets of others the worst-case search enumerates exhaustively.
-        certify_within: ``worst`` with n > 1: the certificate's Theorem A refines each node
-            until it is within this relative distance of the value found, in [0, 0.5] (0: until
-            it is at most the value found, or its staircases run out; slower, and where every
-            node gets there the bracket closes).
+        choose: how the neighbours are chosen (:class:`NeighbourOptions`: ``worst``, ``pm-c``
+            or ``paper``; k; client 1's pair; a grid or margin; the search's budget and
+            certificate); the default is the certified worst case.
         engine: ``fast`` (float64, log domain) or ``exact`` (MPFR at ``dps`` digits).
         progress: called as ``progress(done, total)`` as the computation advances.
 
@@ -104,12 +132,19 @@ def divergence(
     (``others``) and ``others_plus`` (k, when all others sit at ±b; else None). ``worst`` also
     gives ``certified_upper``, an upper bound on the true worst case (equal to ``divergence``
     where ``search`` is ``exhaustive`` and the pmfs are affine between breakpoints). A +∞ comes
-    with its ``reason``."""
+    with its ``reason``.
+
+    >>> import rdpcalc
+    >>> mech = rdpcalc.make_mechanism("pbm", c=1, trials=4, theta="0.25")
+    >>> pair = rdpcalc.NeighbourOptions(x=1, x_prime=-1)
+    >>> round(rdpcalc.divergence(mech, alphas=[2], choose=pair)[0]["divergence"], 6)
+    3.389191
+    """
     check_distribution(mechanism)
     orders = collect_alphas(alphas, alpha_ranges)
-    request = Request(neighbours, others_plus, x, x_prime, seed, _input_set(mechanism, grid, margin), budget,
-                      certify_within)
-    chosen = choose_neighbours(mechanism, n, request)
+    if not isinstance(choose, NeighbourOptions):
+        raise ParameterError("choose", f"must be a NeighbourOptions (rdpcalc.NeighbourOptions), got {choose!r}")
+    chosen = choose_neighbours(mechanism, n, choose.request(mechanism))
     engine_obj = make_engine(engine, dps, clients=n, modulus=mechanism.modulus)  # after choose_neighbours checked n
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     records = [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj)

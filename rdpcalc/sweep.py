@@ -331,23 +331,26 @@ def _mechanism_keys(point: Point) -> set[str]:
 
 def _api_functions(command: str) -> tuple:
     """The API functions whose keyword-only parameters a command's point may set, and the
-    records (dataclasses) whose fields it may set one by one (a run's :class:`~rdpcalc.runs.RunOptions`)."""
+    records (dataclasses) whose fields it may set one by one (a run's :class:`~rdpcalc.runs.RunOptions`,
+    the neighbours' :class:`~rdpcalc.queries.NeighbourOptions`)."""
     run = (runs.account, runs.account_run, runs.RunOptions)
     return {"account": run, "calibrate": (runs.calibrate, *run), "bound": (bounds.bound,),
-            "divergence": (queries.divergence,), "pmf": (queries.pmf,), "moments": (queries.moments,),
+            "divergence": (queries.divergence, queries.NeighbourOptions), "pmf": (queries.pmf,), "moments": (queries.moments,),
             "compare": (compare.compare, runs.RunOptions)}[command]
 
 
 def _keyword_parameters(command: str):
     """(name, parameter) of every keyword-only parameter of the command's API functions (but
-    ``progress``), and of every field of its records (as a keyword-only parameter)."""
+    ``progress`` and the records themselves), and of every field of its records (as a
+    keyword-only parameter)."""
     for function in _api_functions(command):
         if dataclasses.is_dataclass(function):
             for field in dataclasses.fields(function):
                 yield field.name, inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, annotation=field.type)
             continue
         for name, parameter in inspect.signature(function).parameters.items():
-            if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress":
+            record = dataclasses.is_dataclass(parameter.default) and not isinstance(parameter.default, type)
+            if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress" and not record:
                 yield name, parameter
 
 
@@ -437,6 +440,9 @@ def _call(point: Point) -> list[dict]:
     if point.command == "calibrate":
         return [runs.calibrate(point.mechanism, params=mechanism_params, **options)]
     mechanism = queries.make_mechanism(point.mechanism, **mechanism_params)
+    if point.command == "divergence":
+        choose, options = queries.NeighbourOptions.split(options)
+        options["choose"] = choose
     function = {"divergence": queries.divergence, "bound": bounds.bound, "account": runs.account,
                 "pmf": queries.pmf, "moments": queries.moments}[point.command]
     result = function(mechanism, **options)

@@ -52,7 +52,8 @@ def _records():
     run = rdpcalc.account_run(rqm, run=rdpcalc.RunOptions(n=3, rounds=5))
     return {
         "divergence": rdpcalc.divergence(rqm, n=3, alphas=[1, 2, "inf"]),
-        "divergence, exact engine": rdpcalc.divergence(rqm, n=2, alphas=[2], engine="exact", dps=30, others_plus=1),
+        "divergence, exact engine": rdpcalc.divergence(rqm, n=2, alphas=[2], engine="exact", dps=30,
+                                                       choose=rdpcalc.NeighbourOptions(others_plus=1)),
         "divergence, +∞ with its reason": rdpcalc.divergence(qmgeo, alphas=[2, "inf"]),
         "divergence, corbin (d = inf)": rdpcalc.divergence(rdpcalc.make_mechanism("corbin", eps_p=1, d="inf"), alphas=[2]),
         "pmf": rdpcalc.pmf(rqm, x=0),
@@ -106,7 +107,7 @@ def test_the_others_count_does_not_overwrite_a_mechanism_parameter():
     """QuantizedGaussian's k is its number of levels; the divergence record's count of others at
     +b is ``others_plus`` (both were ``k``, and the count overwrote the levels)."""
     qgauss = rdpcalc.make_mechanism("qgauss", sigma=1, k=8, clip=1)
-    [record] = rdpcalc.divergence(qgauss, n=3, others_plus=2, alphas=[2])
+    [record] = rdpcalc.divergence(qgauss, n=3, alphas=[2], choose=rdpcalc.NeighbourOptions(others_plus=2))
     assert record["k"] == 8 and record["others_plus"] == 2 and record["n"] == 3
 
 
@@ -115,18 +116,21 @@ BAD_CALLS = [
     ("mechanism", lambda: rdpcalc.make_mechanism("gauss", sigma=1)),
     ("q", lambda: rdpcalc.make_mechanism("rqm", c=1, delta=1, m=4)),
     ("sigma", lambda: rdpcalc.make_mechanism("rqm", **RQM, sigma=1)),
-    ("grid", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), grid=1)),
-    ("margin", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), grid=3, margin="0.1")),
-    ("margin", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), margin="0.1")),
-    ("others_plus", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), n=3, others_plus=3)),
-    ("x_prime", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), x=1)),
+    ("grid", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), choose=rdpcalc.NeighbourOptions(grid=1))),
+    ("margin", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM),
+                                          choose=rdpcalc.NeighbourOptions(grid=3, margin="0.1"))),
+    ("margin", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), choose=rdpcalc.NeighbourOptions(margin="0.1"))),
+    ("others_plus", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), n=3,
+                                               choose=rdpcalc.NeighbourOptions(others_plus=3))),
+    ("x_prime", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), choose=rdpcalc.NeighbourOptions(x=1))),
     ("normalisers", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("qmgeo", R=4, p="0.5", w_max=1,
                                                                       normalisers="printed"))),
     ("x", lambda: rdpcalc.pmf(rdpcalc.make_mechanism("rqm", **RQM), x=2)),
     ("x", lambda: rdpcalc.moments(rdpcalc.make_mechanism("rqm", **RQM), x="half")),
     ("dps", lambda: rdpcalc.pmf(rdpcalc.make_mechanism("rqm", **RQM), x=0, dps=2)),
     ("dps", lambda: rdpcalc.moments(rdpcalc.make_mechanism("rqm", **RQM), x=0, dps=10**6)),
-    ("seed", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), n=3, neighbours="paper", seed=-1)),
+    ("seed", lambda: rdpcalc.divergence(rdpcalc.make_mechanism("rqm", **RQM), n=3,
+                                        choose=rdpcalc.NeighbourOptions(neighbours="paper", seed=-1))),
     ("dp_delta", lambda: rdpcalc.account(rdpcalc.make_mechanism("rqm", **RQM), dp_delta=0)),
     ("dp_epsilon", lambda: rdpcalc.account(rdpcalc.make_mechanism("rqm", **RQM), dp_epsilon=-1.0)),
     ("n", lambda: rdpcalc.account(rdpcalc.make_mechanism("rqm", **RQM), n=10, clients=5)),

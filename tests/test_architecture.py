@@ -117,3 +117,46 @@ def test_the_readme_draws_the_floors_the_contract_enforces():
     rows = [line for line in section.split("\n") if re.match(r"\|\s*\d+\s*\|", line)]
     drawn = [re.findall(r"`([a-z_.]+)`", row.split("|")[2]) for row in rows]
     assert drawn == contract_floors()
+
+
+def public_functions():
+    """(where, function node) of every public function of the package: a module's functions and
+    its public classes' methods whose names do not start with an underscore."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            members = node.body if isinstance(node, ast.ClassDef) and not node.name.startswith("_") else [node]
+            for member in members:
+                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and not member.name.startswith("_"):
+                    yield f"{path.relative_to(PACKAGE.parent)}:{member.lineno} {member.name}", member
+
+
+def parameter_count(function: ast.FunctionDef) -> int:
+    """The parameters a caller may pass (``self`` and ``cls`` not counted)."""
+    arguments = function.args
+    names = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    count = len(names) + (arguments.vararg is not None) + (arguments.kwarg is not None)
+    return count - (bool(names) and names[0].arg in ("self", "cls"))
+
+
+def code_lines(function: ast.FunctionDef) -> int:
+    """The lines of a function's body, its docstring left out."""
+    body = function.body
+    if ast.get_docstring(function) is not None:
+        body = body[1:]
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0
+
+
+def test_public_functions_are_narrow_and_short():
+    """No public function takes more than 10 parameters (they travel as records, such as
+    RunOptions and NeighbourOptions), and none has more than 60 lines of code unless its
+    docstring says why (a line starting "Long:")."""
+    wide = [f"{where} ({parameter_count(node)} parameters)" for where, node in public_functions() if parameter_count(node) > 10]
+    long = [f"{where} ({code_lines(node)} lines)" for where, node in public_functions()
+            if code_lines(node) > 60 and "\nLong:" not in "\n" + (ast.get_docstring(node) or "")]
+    assert not wide and not long, wide + long
+
+
+def test_the_size_measures_count_what_they_say():
+    wide = ast.parse('def f(self, a, /, b, *c, d, **e):\n    """Doc\n    string."""\n    x = 1\n\n    return x\n').body[0]
+    assert parameter_count(wide) == 5 and code_lines(wide) == 3

@@ -296,7 +296,7 @@ def test_certify_within_zero_closes_the_bracket_at_n_20():
     it is at most the value found, and the certified bound meets the value found (up to the
     rounding margin) at α = 2 and 10: the configuration found is the worst case."""
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
-    records = rdpcalc.divergence(mech, n=20, alphas=[2, 10], certify_within=0)
+    records = rdpcalc.divergence(mech, n=20, alphas=[2, 10], choose=rdpcalc.NeighbourOptions(certify_within=0))
     for record in records:
         assert record["divergence"] <= record["certified_upper"] <= record["divergence"] * (1 + 1e-12)
     assert "every node at most the value found (up to rounding)" in records[0]["certificate"]
@@ -306,4 +306,4 @@ def test_certify_within_zero_closes_the_bracket_at_n_20():
 def test_certify_within_is_checked(value):
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     with pytest.raises(rdpcalc.ParameterError, match=r"^certify_within: must be a number in \[0, 0.5\]"):
-        rdpcalc.divergence(mech, n=20, alphas=[2], certify_within=value)
+        rdpcalc.divergence(mech, n=20, alphas=[2], choose=rdpcalc.NeighbourOptions(certify_within=value))

@@ -185,7 +185,8 @@ def test_invalid_parameters(kwargs, parameter):
 def test_joint_worst_case_limits_d():
     with pytest.raises(ParameterError, match="^d: "):
         rdpcalc.divergence(CorBin(eps_p=1, view="joint", d=9), alphas=[2])
-    assert rdpcalc.divergence(CorBin(eps_p=1, view="joint", d=9), alphas=[2], x=1, x_prime=-1)[0]["divergence"] == math.inf
+    assert rdpcalc.divergence(CorBin(eps_p=1, view="joint", d=9), alphas=[2],
+                              choose=rdpcalc.NeighbourOptions(x=1, x_prime=-1))[0]["divergence"] == math.inf
 
 
 def test_bound_options_are_validated():

@@ -84,7 +84,7 @@ def test_single_client_divergence_against_textbook_formula():
     p = [1 / 16, 3 / 32, 3 / 8, 15 / 32]
     q = [15 / 32, 3 / 8, 3 / 32, 1 / 16]
     for alpha in (1, 1.5, 2, 7, 50, math.inf):
-        got = rdpcalc.divergence(mech, n=1, alphas=[alpha], x=1, x_prime=-1)[0]["divergence"]
+        got = rdpcalc.divergence(mech, n=1, alphas=[alpha], choose=rdpcalc.NeighbourOptions(x=1, x_prime=-1))[0]["divergence"]
         assert got == pytest.approx(renyi_float(p, q, alpha), rel=1e-13)
 
 
@@ -247,11 +247,11 @@ def _mp_pmf(mech, x):
 def test_large_n_is_finite_and_agrees_with_the_worst_case_rows():
     mech = RQM("1.5", "1.5", 16, "0.42")
     alphas = [1, 2, 10, 100, 1e4, math.inf]
-    large = rdpcalc.divergence(mech, n=10_000, alphas=alphas, others_plus=9_999)
+    large = rdpcalc.divergence(mech, n=10_000, alphas=alphas, choose=rdpcalc.NeighbourOptions(others_plus=9_999))
     assert all(math.isfinite(r["divergence"]) and r["divergence"] > 0 for r in large)
     # at n = 140 one configuration (rows k, k+1) and the whole level (all k) must agree
-    one = rdpcalc.divergence(mech, n=140, alphas=alphas, others_plus=139)
-    every = rdpcalc.divergence(mech, n=140, alphas=alphas, neighbours="pm-c")
+    one = rdpcalc.divergence(mech, n=140, alphas=alphas, choose=rdpcalc.NeighbourOptions(others_plus=139))
+    every = rdpcalc.divergence(mech, n=140, alphas=alphas, choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     for a, b in zip(one, every, strict=True):
         assert b["others_plus"] in (139, 0)
         assert relative_gap(a["divergence"], b["divergence"]) < 1e-10
@@ -260,7 +260,8 @@ def test_large_n_is_finite_and_agrees_with_the_worst_case_rows():
 def test_tilted_path_against_direct_path_in_the_engine():
     mech = RQM("1.5", "3", 16, "0.57")
     alphas = [1, 2, 50, 1e4, math.inf]
-    direct = rdpcalc.divergence(mech, n=150, alphas=alphas, others_plus=100)  # n > levels.DIRECT_MAX_N: tilted FFT
+    direct = rdpcalc.divergence(mech, n=150, alphas=alphas,
+                                choose=rdpcalc.NeighbourOptions(others_plus=100))  # n > levels.DIRECT_MAX_N: tilted FFT
     from rdpcalc.numerics import fast as fast_module
 
     plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
@@ -279,7 +280,7 @@ def test_grid_of_one_client_against_every_pair_one_by_one():
 
     mech = RQM("1.5", "1.5", 8, "0.42")
     alphas = [1, 2, 10, math.inf]
-    records = rdpcalc.divergence(mech, alphas=alphas, grid=9)
+    records = rdpcalc.divergence(mech, alphas=alphas, choose=rdpcalc.NeighbourOptions(grid=9))
     inputs = [F(-3, 2) + 3 * F(i, 8) for i in range(9)]
     values = {(x, y): fast_module.renyi_divergences(log_pmf(mech, x), log_pmf(mech, y), np.array(alphas, dtype=float))
               for x in inputs for y in inputs if x != y}

@@ -86,7 +86,7 @@ def test_quantized_gaussian_with_tails_of_e_to_minus_3e15():
     exact engine's range): the fast values against sums over the mpmath pmfs."""
     mech = rdpcalc.make_mechanism("qgauss", sigma="1e-8", k=4, clip=1)
     alphas = [1, 1 + 1e-12, 2, math.inf]
-    values = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=alphas, neighbours="paper")]
+    values = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=alphas, choose=rdpcalc.NeighbourOptions(neighbours="paper"))]
     with mpmath.workdps(40):
         p, q = mech.pmf(F(1, 2)), mech.pmf(F(-1, 2))
         kl = mpmath.fsum(a * mpmath.log(a / b) for a, b in zip(p, q))
@@ -145,9 +145,10 @@ def test_exact_engine_refuses_what_mpfr_cannot_hold():
     with exact.precision(30):
         assert gmpy2.exp(gmpy2.mpfr(-EXACT_LOG_REACH)) > 0  # the smallest product kept is held
     mech = rdpcalc.make_mechanism("corbin", eps_p="4e8")
-    assert rdpcalc.divergence(mech, n=2, others_plus=0, alphas=[2])[0]["divergence"] == pytest.approx(4e8, rel=1e-12)
+    assert rdpcalc.divergence(mech, n=2, alphas=[2],
+                              choose=rdpcalc.NeighbourOptions(others_plus=0))[0]["divergence"] == pytest.approx(4e8, rel=1e-12)
     with pytest.raises(ParameterError, match="^eps_p: "):
-        rdpcalc.divergence(mech, n=2, others_plus=0, alphas=[2], engine="exact", dps=30)
+        rdpcalc.divergence(mech, n=2, alphas=[2], engine="exact", dps=30, choose=rdpcalc.NeighbourOptions(others_plus=0))
 
 
 def test_layered_bits_with_the_step_far_beyond_the_interval():

@@ -28,15 +28,16 @@ def test_the_windowed_bracket_holds_the_full_search(name, params, n):
     """Found values agree with the full search (rows on the whole support) to the FFTs' accuracy,
     and the certified ends are above it; finite orders close to 1e−9."""
     mech = rdpcalc.make_mechanism(name, **params)
-    full = rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours="pm-c")
+    full = rdpcalc.divergence(mech, n=n, alphas=ORDERS, choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     for found, record in zip(kfamily.worst_over_k(mech, n, ORDERS), full):
         exact = record["divergence"]
         assert found["lower"] == pytest.approx(exact, rel=1e-9)
         assert found["upper"] >= exact * (1 - 1e-9)
         if found["alpha"] != math.inf:
             assert found["upper"] <= found["lower"] * (1 + 1e-9)
-        value = rdpcalc.divergence(mech, n=n, alphas=[found["alpha"]], others_plus=found["attained"].k(mech.bound),
-                                   x=found["attained"].x, x_prime=found["attained"].x_prime)[0]["divergence"]
+        attained = found["attained"]
+        choose = rdpcalc.NeighbourOptions(others_plus=attained.k(mech.bound), x=attained.x, x_prime=attained.x_prime)
+        value = rdpcalc.divergence(mech, n=n, alphas=[found["alpha"]], choose=choose)[0]["divergence"]
         assert value == pytest.approx(exact, rel=1e-9)  # the configuration reported attains it
 
 
@@ -45,7 +46,7 @@ def test_short_windows_widen_the_bracket_around_the_true_value(monkeypatch):
     of the tails carry much of the upper end: the bracket opens, and still holds the value."""
     mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
     n = 400
-    full = rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours="pm-c")
+    full = rdpcalc.divergence(mech, n=n, alphas=ORDERS, choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     monkeypatch.setattr(kfamily, "TAIL_NATS", 3.0)
     monkeypatch.setattr(kfamily, "CLOSED", 1.0)  # keep the first, short windows
     for found, record in zip(kfamily.worst_over_k(mech, n, ORDERS), full):

@@ -43,10 +43,11 @@ def test_secagg_sum_against_fraction_convolution():
     q = convolve_fractions(convolve_fractions(minus, plus), minus)
     for alpha in (1, 2, 7.5, math.inf):
         expected = renyi_float([float(v) for v in p], [float(v) for v in q], alpha)
-        got = rdpcalc.divergence(mech, n=3, alphas=[alpha], others_plus=1)[0]
+        got = rdpcalc.divergence(mech, n=3, alphas=[alpha], choose=rdpcalc.NeighbourOptions(others_plus=1))[0]
         # both directions are taken; by symmetry D(P‖Q) = D(Q'‖P') with the mirrored k
         assert got["divergence"] >= expected * (1 - 1e-12)
-        forward = rdpcalc.divergence(mech, n=3, alphas=[alpha], others_plus=1, x=1, x_prime=-1)[0]["divergence"]
+        forward = rdpcalc.divergence(mech, n=3, alphas=[alpha],
+                                     choose=rdpcalc.NeighbourOptions(others_plus=1, x=1, x_prime=-1))[0]["divergence"]
         assert forward == pytest.approx(expected, rel=1e-12)
 
 

@@ -135,8 +135,8 @@ def test_two_levels_closed_form():
 @pytest.mark.parametrize("k, sigma", [(2, "0.5"), (3, "1"), (8, "0.5"), (4, "3")])
 def test_worst_pair_is_plus_minus_half_clip_on_a_grid(k, sigma):
     mech = QG(sigma, k, 1)
-    grid = rdpcalc.divergence(mech, alphas=[1, 2, 8, "inf"], grid=11)
-    pair = rdpcalc.divergence(mech, alphas=[1, 2, 8, "inf"], neighbours="paper")
+    grid = rdpcalc.divergence(mech, alphas=[1, 2, 8, "inf"], choose=rdpcalc.NeighbourOptions(grid=11))
+    pair = rdpcalc.divergence(mech, alphas=[1, 2, 8, "inf"], choose=rdpcalc.NeighbourOptions(neighbours="paper"))
     for g, p in zip(grid, pair, strict=True):
         assert {g["x"], g["x_prime"]} == {0.5, -0.5}
         assert g["divergence"] == pytest.approx(p["divergence"], rel=1e-13)
@@ -166,7 +166,7 @@ def test_invalid_parameters(kwargs, parameter):
 
 def test_input_range_is_half_the_clip():
     with pytest.raises(ParameterError, match="^x: "):
-        rdpcalc.divergence(QG(1, 4, 1), x="0.6", x_prime="0")
+        rdpcalc.divergence(QG(1, 4, 1), choose=rdpcalc.NeighbourOptions(x="0.6", x_prime="0"))
 
 
 def test_the_worst_pairs_numerical_premise_is_stated_wherever_it_is_used(capsys):

@@ -114,7 +114,7 @@ def test_worst_case_is_infinite_with_witnesses(orientation):
             assert any(a > 0 and b == 0 for a, b in zip(p, q))
     # the extreme pair itself is infinite under both readings (Q(±W) is a point mass under S;
     # under L, Q(−W) never outputs Bin(0))
-    pair = rdpcalc.divergence(mech, alphas=[1, "inf"], x=-1, x_prime=1)
+    pair = rdpcalc.divergence(mech, alphas=[1, "inf"], choose=rdpcalc.NeighbourOptions(x=-1, x_prime=1))
     assert all(r["divergence"] == math.inf for r in pair)
 
 
@@ -123,10 +123,10 @@ def test_supremum_away_from_the_levels_grows_like_log_one_over_eta():
     mech = QMGeo(8, F(1, 2), 1)
     expected = {F(1, 10): 7.0414, F(1, 100): 9.4393, F(1, 10**4): 14.0544, F(1, 10**8): 23.2649}
     for eta, value in expected.items():
-        record = rdpcalc.divergence(mech, alphas=["inf"], margin=eta)[0]
+        record = rdpcalc.divergence(mech, alphas=["inf"], choose=rdpcalc.NeighbourOptions(margin=eta))[0]
         assert record["divergence"] == pytest.approx(value, abs=6e-5)
-        pair = rdpcalc.divergence(mech, alphas=["inf"], x=mech.level(0) + eta * mech.spacing,
-                                  x_prime=mech.level(7) - eta * mech.spacing)[0]
+        choose = rdpcalc.NeighbourOptions(x=mech.level(0) + eta * mech.spacing, x_prime=mech.level(7) - eta * mech.spacing)
+        pair = rdpcalc.divergence(mech, alphas=["inf"], choose=choose)[0]
         assert pair["divergence"] == pytest.approx(value, abs=6e-5)
 
 
@@ -147,7 +147,8 @@ def test_paper_formulas_eq_21_and_midpoint_pair():
     for orientation in ("S", "L"):
         mech = QMGeo(8, F(1, 2), 1, orientation)
         x, x_prime = mech.midpoint_pair()
-        assert rdpcalc.divergence(mech, alphas=["inf"], x=x, x_prime=x_prime)[0]["divergence"] == pytest.approx(
+        assert rdpcalc.divergence(mech, alphas=["inf"],
+                                  choose=rdpcalc.NeighbourOptions(x=x, x_prime=x_prime))[0]["divergence"] == pytest.approx(
             4.8441871, abs=6e-8)
 
 

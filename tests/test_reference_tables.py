@@ -94,7 +94,7 @@ PAPER_PROTOCOL_K20 = {  # n = 40, x1 = c vs −c, k = 20 of the 39 others at +c;
 @pytest.mark.parametrize("name", list(SWEEP_N40))
 def test_alpha_sweep_n40_worst_over_k(name):
     mech, expected = SWEEP_N40[name]
-    records = rdpcalc.divergence(mech, n=40, alphas=ALPHAS, neighbours="pm-c")
+    records = rdpcalc.divergence(mech, n=40, alphas=ALPHAS, choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     check_row([r["divergence"] for r in records], expected)
     if name.startswith("RQM"):  # the worst k is n−1 (or its mirror image) at n = 40
         assert all((r["others_plus"], r["x"]) in ((39, 1.5), (0, -1.5)) for r in records)
@@ -103,7 +103,7 @@ def test_alpha_sweep_n40_worst_over_k(name):
 @pytest.mark.parametrize("name", list(SWEEP_N1))
 def test_alpha_sweep_single_client_pair(name):
     mech, expected = SWEEP_N1[name]
-    records = rdpcalc.divergence(mech, n=1, alphas=ALPHAS, neighbours="paper")
+    records = rdpcalc.divergence(mech, n=1, alphas=ALPHAS, choose=rdpcalc.NeighbourOptions(neighbours="paper"))
     check_row([r["divergence"] for r in records], expected)
 
 
@@ -117,7 +117,8 @@ def test_alpha_2_versus_n(name):
     values = []
     for n in ns:
         if n == 1:  # the reference n = 1 column is the pair (c, −c)
-            values.append(rdpcalc.divergence(mech, n=1, alphas=[2], neighbours="paper")[0]["divergence"])
+            values.append(rdpcalc.divergence(mech, n=1, alphas=[2],
+                                             choose=rdpcalc.NeighbourOptions(neighbours="paper"))[0]["divergence"])
         else:
             values.append(results[("pm-c", n)][1][0].value)
     check_row(values, expected)
@@ -126,7 +127,8 @@ def test_alpha_2_versus_n(name):
 @pytest.mark.parametrize("name", list(PAPER_PROTOCOL_K20))
 def test_balanced_configuration_k20(name):
     mech, expected = PAPER_PROTOCOL_K20[name]
-    records = rdpcalc.divergence(mech, n=40, alphas=[1.5, 2, 3, 5, 10], others_plus=20, x=C, x_prime=-C)
+    records = rdpcalc.divergence(mech, n=40, alphas=[1.5, 2, 3, 5, 10],
+                                 choose=rdpcalc.NeighbourOptions(others_plus=20, x=C, x_prime=-C))
     check_row([r["divergence"] for r in records], expected)
 
 
@@ -135,7 +137,7 @@ def test_counterexample_worst_single_client_pair_is_not_plus_minus_c():
     at m=16, Δ=c=1.5, q=0.42, α=10 the pair (−1.4, 1.5) beats (−1.5, 1.5)."""
     mech = rqm("1", "0.42")
     worst = rdpcalc.divergence(mech, n=1, alphas=[10], engine="exact", dps=50)[0]
-    paper = rdpcalc.divergence(mech, n=1, alphas=[10], neighbours="paper", engine="exact", dps=50)[0]
+    paper = rdpcalc.divergence(mech, n=1, alphas=[10], engine="exact", dps=50, choose=rdpcalc.NeighbourOptions(neighbours="paper"))[0]
     assert (worst["x"], worst["x_prime"]) == (-1.4, 1.5)
     assert worst["divergence"] == pytest.approx(5.368399, abs=6e-7)
     assert paper["divergence"] == pytest.approx(5.336662, abs=6e-7)

@@ -146,13 +146,14 @@ ORDERS = [1, 1 + 1e-12, 1.5, 2, 100, 1e4, 1e6, math.inf]
 @pytest.mark.parametrize("name, params, n, protocol", EXTREMES)
 def test_extreme_parameters_are_finite_monotone_and_agree(name, params, n, protocol):
     mech = rdpcalc.make_mechanism(name, **params)
-    fast = [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol)]
+    fast = [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS,
+                                                        choose=rdpcalc.NeighbourOptions(neighbours=protocol))]
     assert all(not math.isnan(v) and v >= 0 for v in fast)
     assert all(b >= a * (1 - 1e-9) - 1e-15 for a, b in zip(fast, fast[1:]))
     if name == "rqm" and params["m"] == 1024:
         return  # the exact pmf costs 10⁶ mpmath operations per input: covered by the slow test below
-    exact = [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS, neighbours=protocol, engine="exact",
-                                                         dps=40)]
+    exact = [r["divergence"] for r in rdpcalc.divergence(mech, n=n, alphas=ORDERS, engine="exact", dps=40,
+                                                         choose=rdpcalc.NeighbourOptions(neighbours=protocol))]
     for f, e in zip(fast, exact, strict=True):
         assert f == e or abs(f - e) <= 1e-9 * abs(e) + 1e-14, (f, e)
 
@@ -160,16 +161,18 @@ def test_extreme_parameters_are_finite_monotone_and_agree(name, params, n, proto
 @pytest.mark.slow
 def test_large_levels_fast_against_exact():
     mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=1024, q="0.42")
-    fast = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper")]
-    exact = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[2, 100, math.inf], neighbours="paper",
-                                                         engine="exact", dps=30)]
+    fast = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[2, 100, math.inf],
+                                                        choose=rdpcalc.NeighbourOptions(neighbours="paper"))]
+    exact = [r["divergence"] for r in rdpcalc.divergence(mech, alphas=[2, 100, math.inf], engine="exact", dps=30,
+                                                         choose=rdpcalc.NeighbourOptions(neighbours="paper"))]
     assert fast == pytest.approx(exact, rel=1e-10)
 
 
 @pytest.mark.slow
 def test_hundred_thousand_clients():
     mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
-    values = [r["divergence"] for r in rdpcalc.divergence(mech, n=100_000, alphas=[1, 2, 1e4, math.inf], others_plus=50_000)]
+    values = [r["divergence"] for r in rdpcalc.divergence(mech, n=100_000, alphas=[1, 2, 1e4, math.inf],
+                                                          choose=rdpcalc.NeighbourOptions(others_plus=50_000))]
     assert all(math.isfinite(v) and v > 0 for v in values) and values == sorted(values)
 
 

@@ -38,11 +38,11 @@ def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
 
 
 @pytest.mark.parametrize("call", [
-    lambda: rdpcalc.divergence(_rqm(), n=20_000, others_plus=0, alphas=[2]),
-    lambda: rdpcalc.divergence(_rqm(), grid=201, alphas=[2]),
-    lambda: rdpcalc.divergence(_rqm(), n=300, neighbours="pm-c", alphas=[2, 10]),
+    lambda: rdpcalc.divergence(_rqm(), n=20_000, alphas=[2], choose=rdpcalc.NeighbourOptions(others_plus=0)),
+    lambda: rdpcalc.divergence(_rqm(), alphas=[2], choose=rdpcalc.NeighbourOptions(grid=201)),
+    lambda: rdpcalc.divergence(_rqm(), n=300, alphas=[2, 10], choose=rdpcalc.NeighbourOptions(neighbours="pm-c")),
     lambda: rdpcalc.divergence(_rqm(), n=60, alphas=[2, "inf"]),
-    lambda: rdpcalc.divergence(_rqm(), n=120, others_plus=3, engine="exact", alphas=[2]),
+    lambda: rdpcalc.divergence(_rqm(), n=120, engine="exact", alphas=[2], choose=rdpcalc.NeighbourOptions(others_plus=3)),
 ], ids=["explicit-k", "grid", "pm-c", "worst-search", "exact"])
 def test_estimate_bounds_the_measured_peak(monkeypatch, call):
     measured, estimated = _measured_and_estimated(monkeypatch, call)
@@ -88,13 +88,13 @@ def _check_real_total(reports) -> None:
 
 
 def test_one_client_grid_reports_each_group():
-    reports = _totals(lambda p: rdpcalc.divergence(_rqm(), grid=41, alphas=[2], progress=p))
+    reports = _totals(lambda p: rdpcalc.divergence(_rqm(), alphas=[2], progress=p, choose=rdpcalc.NeighbourOptions(grid=41)))
     _check_real_total(reports)
     assert len(reports) == 41 + 41  # each input's pmf, then each group of pairs sharing their x
 
 
 def test_worst_case_search_reports_stages_with_one_total():
-    reports = _totals(lambda p: rdpcalc.divergence(_rqm(), n=8, alphas=[2], budget=10, progress=p))
+    reports = _totals(lambda p: rdpcalc.divergence(_rqm(), n=8, alphas=[2], progress=p, choose=rdpcalc.NeighbourOptions(budget=10)))
     _check_real_total(reports)
     assert len(reports) > 5
 

@@ -151,7 +151,7 @@ def test_paper_pairs_reference_table(ratio, q):
     pair_inf, global_inf, eps_star, eps_thm, argmin = table[(ratio, q)]
     c = F(3, 2)
     mech = RQM(c, c * ratio, 16, q)
-    paper = rdpcalc.divergence(mech, n=1, alphas=["inf"], neighbours="paper")[0]["divergence"]
+    paper = rdpcalc.divergence(mech, n=1, alphas=["inf"], choose=rdpcalc.NeighbourOptions(neighbours="paper"))[0]["divergence"]
     worst = rdpcalc.divergence(mech, n=1, alphas=["inf"])[0]["divergence"]
     assert paper == pytest.approx(pair_inf, abs=6e-5)
     assert worst == pytest.approx(global_inf, abs=6e-5)

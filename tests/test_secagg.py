@@ -231,8 +231,8 @@ def test_ddg_single_client_bracket_contains_the_closed_form(c, gamma, sigma, tig
     reach = F(c) / F(gamma)
     assert reach.denominator == 1
     s = F(sigma) / F(gamma)
-    for kwargs in ({}, {"x": c, "x_prime": -F(c)}):
-        records = rdpcalc.divergence(mech, n=1, alphas=[2, 3, "inf"], **kwargs)
+    for choose in (rdpcalc.NeighbourOptions(), rdpcalc.NeighbourOptions(x=c, x_prime=-F(c))):
+        records = rdpcalc.divergence(mech, n=1, alphas=[2, 3, "inf"], choose=choose)
         for record in records[:2]:
             true = float(F(int(record["alpha"])) * (2 * reach) ** 2 / (2 * s**2))
             assert inside(record["divergence"], true, record["certified_upper"]), (record, true)
@@ -295,7 +295,8 @@ def test_wrapped_sum_divergence_against_numpy_fold(name, params):
         p, q = folded(p, 32), folded(q, 32)
         for alpha in (1, 2, 7.5, math.inf):
             expected = renyi_float(list(p), list(q), alpha)
-            got = rdpcalc.divergence(mech, n=8, alphas=[alpha], x=mech.bound, x_prime=-mech.bound, others_plus=k)[0]
+            got = rdpcalc.divergence(mech, n=8, alphas=[alpha],
+                                     choose=rdpcalc.NeighbourOptions(x=mech.bound, x_prime=-mech.bound, others_plus=k))[0]
             assert got["divergence"] == pytest.approx(expected, rel=1e-10)
 
 
@@ -307,8 +308,9 @@ def test_wrapped_pm_c_family_fast_and_exact_engines_agree():
     for bits in (5, 3):
         mech = rdpcalc.make_mechanism("rqm", bits=bits, **params)
         alphas = [1, 2, 7.5, "inf"]
-        fast = rdpcalc.divergence(mech, n=8, alphas=alphas, neighbours="pm-c")
-        exact = rdpcalc.divergence(mech, n=8, alphas=alphas, neighbours="pm-c", engine="exact", dps=30)
+        fast = rdpcalc.divergence(mech, n=8, alphas=alphas, choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
+        exact = rdpcalc.divergence(mech, n=8, alphas=alphas, engine="exact", dps=30,
+                                   choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
         for f, e in zip(fast, exact, strict=True):
             assert f["divergence"] == pytest.approx(e["divergence"], rel=1e-12)
             expected = -math.inf
@@ -326,18 +328,20 @@ def test_wrapping_never_increases_the_divergence(name, params):
     1 %); once 2^bits holds all the sum's values (121 for RQM, 129 for PBM: bits = 8 and 62, and
     7 for RQM) nothing wraps and nothing changes."""
     n, alphas = 8, [1, 2, 7.5, "inf"]
-    plain = rdpcalc.divergence(rdpcalc.make_mechanism(name, **params), n=n, alphas=alphas, neighbours="pm-c")
+    plain = rdpcalc.divergence(rdpcalc.make_mechanism(name, **params), n=n, alphas=alphas,
+                               choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     sizes = n * (rdpcalc.make_mechanism(name, **params).support_size - 1) + 1
     for bits in (1, 2, 3, 4, 5, 6, 7, 8, 62):
         wrapped = rdpcalc.divergence(rdpcalc.make_mechanism(name, bits=bits, **params), n=n, alphas=alphas,
-                                     neighbours="pm-c")
+                                     choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
         for w, u in zip(wrapped, plain, strict=True):
             if 2**bits >= sizes:
                 assert w["divergence"] == pytest.approx(u["divergence"], rel=1e-14, abs=0)
             else:
                 assert w["divergence"] <= u["divergence"] * (1 + 1e-12)
     # a strict decrease somewhere: the wrap is not a no-op
-    small = rdpcalc.divergence(rdpcalc.make_mechanism(name, bits=3, **params), n=n, alphas=[2], neighbours="pm-c")
+    small = rdpcalc.divergence(rdpcalc.make_mechanism(name, bits=3, **params), n=n, alphas=[2],
+                               choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     assert small[0]["divergence"] < plain[1]["divergence"] * 0.99
 
 
@@ -365,10 +369,10 @@ def test_unbounded_noise_wrapped_sum_lies_in_the_bracket(name, params):
     np.add.at(wq, z % modulus, q)
     alphas = [2, 5, math.inf]
     expected = [renyi_float(list(wp), list(wq), a) for a in alphas]
-    unwrapped = rdpcalc.divergence(rdpcalc.make_mechanism(name, **params), n=n, alphas=alphas, x=1, x_prime=-1,
-                                   others_plus=0)
-    for kwargs in ({"x": 1, "x_prime": -1, "others_plus": 0}, {}):
-        records = rdpcalc.divergence(mech, n=n, alphas=alphas, **kwargs)
+    unwrapped = rdpcalc.divergence(rdpcalc.make_mechanism(name, **params), n=n, alphas=alphas,
+                                   choose=rdpcalc.NeighbourOptions(x=1, x_prime=-1, others_plus=0))
+    for choose in (rdpcalc.NeighbourOptions(x=1, x_prime=-1, others_plus=0), rdpcalc.NeighbourOptions()):
+        records = rdpcalc.divergence(mech, n=n, alphas=alphas, choose=choose)
         for record, true, plain in zip(records, expected, unwrapped, strict=True):
             assert record["certified_upper"] < math.inf or record["alpha"] != math.inf
             assert inside(record["divergence"], true, record["certified_upper"]), (record, true)

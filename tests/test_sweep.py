@@ -89,8 +89,8 @@ def test_the_serial_table_holds_the_records_of_direct_api_calls(tmp_path):
     for m in (4, 8):
         for n in (3, 5):
             for neighbours in ("pm-c", "worst"):
-                records = rdpcalc.divergence(rdpcalc.make_mechanism("rqm", c=1, delta=1, m=m, q=0.42), n=n,
-                                             alphas=[1, 2, "inf"], neighbours=neighbours)
+                records = rdpcalc.divergence(rdpcalc.make_mechanism("rqm", c=1, delta=1, m=m, q=0.42), n=n, alphas=[1, 2, "inf"],
+                                             choose=rdpcalc.NeighbourOptions(neighbours=neighbours))
                 rows = rqm[(rqm.param_m == m) & (rqm.param_n == n) & (rqm.param_neighbours == neighbours)]
                 assert list(rows.divergence) == [float(f"{r['divergence']:.{DIGITS}g}") for r in records]
     accounted = table[table.command == "account"]

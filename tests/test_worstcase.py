@@ -30,7 +30,7 @@ def test_counterexample_rqm_n40_beats_the_pm_c_family():
     D₂ = 0.502705 > 0.485892, the best over the others at ±c."""
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     [worst] = rdpcalc.divergence(mech, n=40, alphas=[2])
-    [pm_c] = rdpcalc.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
+    [pm_c] = rdpcalc.divergence(mech, n=40, alphas=[2], choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     assert worst["divergence"] >= 0.50270
     assert pm_c["divergence"] < 0.4859 < worst["divergence"]
     assert worst["search"] == "two-group+ascent"
@@ -101,7 +101,8 @@ def test_search_matches_a_brute_force_oracle(case):
     expected, attained = oracle_worst(c, delta, m, q, n, alpha)
     for engine in ("fast", "exact"):
         for budget in (secagg.MAX_BUDGET, 1):  # exhaustive, then the two-group search + ascent
-            [record] = rdpcalc.divergence(mech, n=n, alphas=[alpha], engine=engine, dps=30, budget=budget)
+            [record] = rdpcalc.divergence(mech, n=n, alphas=[alpha], engine=engine, dps=30,
+                                          choose=rdpcalc.NeighbourOptions(budget=budget))
             assert record["divergence"] == pytest.approx(expected, rel=1e-12), (engine, budget, attained)
             assert record["certified_upper"] >= record["divergence"] * (1 - 1e-12)
 
@@ -121,7 +122,8 @@ def oracle_laws(record: dict) -> tuple[list[F], list[F]]:
 
 def test_the_oracle_configuration_reproduces_the_record():
     """The configuration a record names gives its value in the oracle's own arithmetic."""
-    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=4, alphas=[2], budget=secagg.MAX_BUDGET)
+    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=4, alphas=[2],
+                                  choose=rdpcalc.NeighbourOptions(budget=secagg.MAX_BUDGET))
     p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert record["divergence"] == pytest.approx(float(oracle_divergence(p, q, 2)), rel=1e-13)
@@ -130,7 +132,8 @@ def test_the_oracle_configuration_reproduces_the_record():
 def test_both_directions_matter():
     """Swapping x and x′ changes the value, so a search that tried one direction only would
     miss the worst case (the oracle tries both)."""
-    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=3, alphas=[3], budget=secagg.MAX_BUDGET)
+    [record] = rdpcalc.divergence(rqm("3/2", "1/2", 5, "2/5"), n=3, alphas=[3],
+                                  choose=rdpcalc.NeighbourOptions(budget=secagg.MAX_BUDGET))
     p, q = oracle_laws(record)
     with mpmath.workdps(40):
         assert float(oracle_divergence(q, p, 3)) < record["divergence"] * (1 - 1e-6)
@@ -409,7 +412,7 @@ def test_others_plus_is_given_only_for_the_pm_c_family():
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     [record] = rdpcalc.divergence(mech, n=40, alphas=[2])
     assert [abs(value) for value, _ in record["others"]] == [1.4] and record["others_plus"] is None
-    [pm_c] = rdpcalc.divergence(mech, n=40, alphas=[2], neighbours="pm-c")
+    [pm_c] = rdpcalc.divergence(mech, n=40, alphas=[2], choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     assert pm_c["others_plus"] in (0, 39) and pm_c["others"] == [[1.5 if pm_c["others_plus"] else -1.5, 39]]
 
 
@@ -420,13 +423,14 @@ def test_reported_configuration_does_not_depend_on_chunks(monkeypatch):
     from rdpcalc.worstcase import neighbours
 
     mech = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=16, q="0.42")
-    whole = rdpcalc.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
+    whole = rdpcalc.divergence(mech, n=40, alphas=[10, math.inf], choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     monkeypatch.setattr(neighbours, "CHUNK_ELEMENTS", 600)
-    chunked = rdpcalc.divergence(mech, n=40, alphas=[10, math.inf], neighbours="pm-c")
+    chunked = rdpcalc.divergence(mech, n=40, alphas=[10, math.inf], choose=rdpcalc.NeighbourOptions(neighbours="pm-c"))
     assert [(r["x"], r["x_prime"], r["others_plus"], r["divergence"]) for r in whole] == \
         [(r["x"], r["x_prime"], r["others_plus"], r["divergence"]) for r in chunked]
     for record in whole:
-        each = [rdpcalc.divergence(mech, n=40, alphas=[record["alpha"]], x=x, x_prime=-x, others_plus=k)[0]["divergence"]
+        each = [rdpcalc.divergence(mech, n=40, alphas=[record["alpha"]],
+                                   choose=rdpcalc.NeighbourOptions(x=x, x_prime=-x, others_plus=k))[0]["divergence"]
                 for x in (-1, 1) for k in range(40)]
         assert record["divergence"] == max(each)
 

@@ -31,7 +31,7 @@ from ..errors import ParameterError
 from ..exactnum import to_fraction, to_int
 from ..mechanisms.base import MECHANISMS, Mechanism
 from ..privacy.rdp import check_delta
-from ..queries import divergence, make_mechanism
+from ..queries import NeighbourOptions, divergence, make_mechanism
 from ..runs import account
 from .data import FederatedData, digits, federate, idx_dataset
 
@@ -296,7 +296,7 @@ def _paired_privacy(uplink, config: RunConfig, clients: int, dimension: int) -> 
     worst case is at least that pair's). Otherwise the joint law is accounted like any local
     message. ``epsilon_uplink`` is one uplink's ε, what an eavesdropper on one client faces."""
     joint = replace(uplink, view="joint")
-    pair = divergence(joint, x=joint.bound, x_prime=-joint.bound, alphas=[math.inf])[0]
+    pair = divergence(joint, alphas=[math.inf], choose=NeighbourOptions(x=joint.bound, x_prime=-joint.bound))[0]
     run = {"n": config.per_round, "clients": clients, "rounds": config.rounds, "dim": dimension,
            "dp_delta": config.dp_delta, "observer": "local"}
     one = account(uplink, **run)

@@ -21,7 +21,7 @@ from .. import resources
 from ..errors import ParameterError
 from ..mechanisms import Mechanism, log_pmf
 from ..numerics import FastEngine, fast
-from ..queries import divergence
+from ..queries import NeighbourOptions, divergence
 
 #: confidence level of the total-variation bound
 TV_CONFIDENCE = 0.95
@@ -260,7 +260,7 @@ def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples:
     ``progress(done, 2·samples + bootstrap)``: draws at x, then at x′, then resamples."""
     check_estimate(alpha, samples, seed, bootstrap)
     x_value, y_value = mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime")
-    exact = divergence(mechanism, alphas=[alpha], x=x_value, x_prime=y_value)[0]["divergence"]
+    exact = divergence(mechanism, alphas=[alpha], choose=NeighbourOptions(x=x_value, x_prime=y_value))[0]["divergence"]
     if exact == math.inf:
         raise ParameterError("x_prime", f"D_{alpha:g} is +∞ at this pair (an output possible at x is impossible at x′): "
                                         "nothing finite to estimate; choose inputs with the same support")

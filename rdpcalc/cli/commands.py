@@ -30,7 +30,7 @@ from ..numerics import ENGINES
 from ..orders import parse_alpha
 from ..privacy.pld import DISCRETIZATION
 from ..privacy.rdp import OBSERVERS, SAMPLING
-from ..queries import divergence, make_mechanism, moments, pmf
+from ..queries import NeighbourOptions, divergence, make_mechanism, moments, pmf
 from ..runs import (
     REFERENCE_SOLVABLE,
     REFERENCES,
@@ -217,7 +217,8 @@ def divergence_command(cls: type[Mechanism]):
         csv_path = values.pop("csv")
         _check_output(csv_path)
         with render.progress("worst case") as progress:
-            records = divergence(mechanism, progress=progress, **values)
+            choose, rest = NeighbourOptions.split(values)
+            records = divergence(mechanism, choose=choose, progress=progress, **rest)
         emit(records, form, csv_path, lambda r: render.render_divergence(mechanism, r))
 
     params = _example_parameters(cls)

@@ -9,7 +9,7 @@ from fractions import Fraction
 import mpmath
 
 from ..mechanisms import QMGeo
-from ..queries import divergence
+from ..queries import NeighbourOptions, divergence
 from .spec import FigureSpec
 from .style import COLOURS, new_figure, save
 
@@ -24,7 +24,7 @@ def build_legend(progress=None) -> list[dict]:
         mech = QMGeo(R, Fraction(p), Fraction("0.05"))
         worst = divergence(mech, alphas=[2])[0]
         x, x_prime = mech.midpoint_pair()
-        midpoint = divergence(mech, alphas=[2], x=x, x_prime=x_prime)[0]["divergence"]
+        midpoint = divergence(mech, alphas=[2], choose=NeighbourOptions(x=x, x_prime=x_prime))[0]["divergence"]
         with mpmath.workdps(30):
             printed = mech.rdp_paper(2)
             records.append({"figure": "qmgeo-legend", "R": R, "p": float(Fraction(p)), "alpha": 2.0,
@@ -99,7 +99,7 @@ def build_blowup(progress=None) -> list[dict]:
         with mpmath.workdps(30):
             eps21 = float(mech.eps_dp_paper())
         for eta in ETAS:
-            rows = divergence(mech, alphas=[2, "inf"], margin=eta)
+            rows = divergence(mech, alphas=[2, "inf"], choose=NeighbourOptions(margin=eta))
             records.append({"figure": "qmgeo-blowup", "R": 8, "p": float(Fraction(p)), "eta": float(eta),
                             "sup_d2": rows[0]["divergence"], "sup_dinf": rows[1]["divergence"], "eq21": eps21,
                             "x": rows[1]["x"], "x_prime": rows[1]["x_prime"]})
