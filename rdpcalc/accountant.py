@@ -38,12 +38,19 @@ import numpy as np
 from .errors import ParameterError
 from .mechanisms import Mechanism
 from .numerics import fast, make_engine
+from .params import Param
 from .privacy import pld as pldlib
 from .privacy import rdp as acc
 from .queries import check_distribution, divergence, make_mechanism
 from .worstcase import dominating, secagg, tails
 
 METHODS = ("pld", "rdp")
+#: how the accountant composes, declared once
+METHOD = Param("method", "choice", "pld: dominating pairs composed as privacy loss distributions (tight); rdp: Rényi "
+               "curves. Default pld, except rdp where the observer does not know the sample (release with sampling).",
+               default="pld", choices=METHODS)
+#: the uses of an event composed
+COUNT = Param("count", "integer", "Independent uses of the event, {range}.", default=1, low=1)
 
 
 class DpEvent(ABC):
@@ -109,20 +116,15 @@ class Accountant:
     anything is composed)."""
 
     def __init__(self, method: str = "pld", discretization: float = pldlib.DISCRETIZATION):
-        if method not in METHODS:
-            raise ParameterError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
-        pldlib.check_discretization(discretization)
-        self.method = method
-        self.discretization = float(discretization)
+        self.method = METHOD.convert(method)
+        self.discretization = pldlib.check_discretization(discretization)
         self.ledger: list[tuple[str, int]] = []
         self._pld = None
         self._curve: acc.RdpCurve | None = None
 
     def compose(self, event: DpEvent, count: int = 1) -> Accountant:
         """Add ``count`` ≥ 1 independent uses of ``event``."""
-        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
-            raise ParameterError("count", f"must be an integer ≥ 1, got {count!r}")
-        count = int(count)
+        count = COUNT.convert(int(count) if isinstance(count, np.integer) else count)
         if self.method == "pld":
             composed = pldlib.compose(event.pld(self.discretization), count)
             self._pld = composed if self._pld is None else pldlib.compose_two(self._pld, composed)
@@ -360,6 +362,16 @@ def _gaussian_curve(log_t: np.ndarray, mu: float) -> np.ndarray:
 PER_ROUND = ("certified", "found")
 #: the neighbouring relations: one client's input changes, or one client is absent
 RELATIONS = ("replace-one", "add-remove")
+#: a run's options that its event checks, declared once
+SAMPLED = Param("n", "integer", "Clients sampled per round (the SecAgg sum), {range}.", default=1, low=1)
+CLIENTS = Param("clients", "integer", "Clients in all, ≥ n (default n: no sampling); the sampling rate is n/CLIENTS.",
+                low=1, optional=True)
+DIM = Param("dim", "integer", "Coordinates quantized per round (each independently), {range}.", default=1, low=1)
+RELATION = Param("relation", "choice", "Neighbouring datasets: one client's input changes (replace-one), or one client "
+                 "is present or absent (add-remove).", default="replace-one", choices=RELATIONS)
+PER_ROUND_CURVE = Param("per_round", "choice", "Per-round curve of a sum of n>1 clients: certified (the worst case's "
+                        "certified upper bound, a guarantee) or found (a lower bound, NOT a guarantee).",
+                        default="certified", choices=PER_ROUND)
 
 
 @dataclass(frozen=True)
@@ -404,17 +416,15 @@ class MechanismEvent(DpEvent):
     def __post_init__(self):
         if not isinstance(self.mechanism, Mechanism):
             raise ParameterError("mechanism", f"must be a mechanism (rdpcalc.make_mechanism), got {self.mechanism!r}")
-        n, clients = self.n, self.n if self.clients is None else self.clients
-        for value, label in ((n, "n"), (clients, "clients"), (self.dim, "dim")):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ParameterError(label, f"must be an integer ≥ 1, got {value!r}")
+        n = SAMPLED.convert(self.n)
+        clients = n if self.clients is None else CLIENTS.convert(self.clients)
         if n > clients:
             raise ParameterError("n", f"must be at most `clients` = {clients} (n of N clients are sampled), got {n}")
-        for value, label, allowed in ((self.observer, "observer", acc.OBSERVERS), (self.per_round, "per_round", PER_ROUND),
-                                      (self.relation, "relation", RELATIONS), (self.sampling, "sampling", acc.SAMPLING)):
-            if value not in allowed:
-                raise ParameterError(label, f"must be one of {', '.join(allowed)}, got {value!r}")
-        object.__setattr__(self, "clients", clients)
+        converted = {"n": n, "clients": clients, "dim": DIM.convert(self.dim), "observer": acc.OBSERVER.convert(self.observer),
+                     "per_round": PER_ROUND_CURVE.convert(self.per_round), "relation": RELATION.convert(self.relation),
+                     "sampling": acc.SAMPLING_SCHEME.convert(self.sampling)}
+        for name, value in converted.items():
+            object.__setattr__(self, name, value)
         check_relation(self.relation, self.observer, self.sampling, self.rate < 1)
 
     @property
@@ -533,8 +543,7 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
     where the search is exhaustive), ``found`` the largest value the search found, a lower
     bound of the worst case and so *not* a guarantee."""
-    if per_round not in PER_ROUND:
-        raise ParameterError("per_round", f"must be one of {', '.join(PER_ROUND)}, got {per_round!r}")
+    PER_ROUND_CURVE.convert(per_round)
     clients_in_sum = 1 if observer == "local" else n
     orders = [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
     if clients_in_sum > 1:

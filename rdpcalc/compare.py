@@ -36,6 +36,7 @@ from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import exact_pmf, log_pmf
 from .mechanisms.design import Design
+from .params import Param
 from .privacy import rdp as acc
 from .runs import RunOptions, account_run, check_participation
 
@@ -45,6 +46,11 @@ MSE_INPUTS = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fract
 SOLVE_RTOL = 2e-3
 #: the most accounting evaluations of the solver per mechanism (after the bracket's)
 SOLVE_EVALUATIONS = 12
+#: the options of a comparison, declared once
+COMPARED = Param("n", "integer", "Clients per round (the SecAgg sum), {range}.", low=2, high=100_000)
+BITS = Param("bits", "integer", "Bits per coordinate B: every client sends B bits, the server gets the sum mod 2^B, "
+             "{range}.", low=1, high=62)
+CLIP = Param("c", "number", "Clipping bound c {range}: inputs in [-c, c].", default=1, low=0, low_open=True)
 #: the factor between the values tried while bracketing the target (log-scale parameters)
 BRACKET_STEP = 4.0
 
@@ -73,18 +79,12 @@ def compare(run: RunOptions, *, bits: int, dp_epsilon: float, dp_delta: float = 
         progress: ``progress(done, total)`` after each accounting evaluation."""
     if not isinstance(run, RunOptions):
         raise ParameterError("run", f"must be a RunOptions (rdpcalc.RunOptions), got {run!r}")
-    n = run.n
-    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 100_000:
-        raise ParameterError("n", f"must be an integer in [2, 100000], got {n!r}")
-    if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 62:
-        raise ParameterError("bits", f"must be an integer in [1, 62], got {bits!r}")
+    n, bits = COMPARED.convert(run.n), BITS.convert(bits)
     target = float(dp_epsilon)
     if not (target > 0 and math.isfinite(target)):
         raise ParameterError("dp_epsilon", f"must be a finite number > 0, got {dp_epsilon!r}")
     acc.check_delta(dp_delta)
-    bound = Fraction(c)
-    if bound <= 0:
-        raise ParameterError("c", f"must be > 0, got {c!r}")
+    bound = CLIP.convert(c)
     known = designs()
     mechanisms = list(known) if mechanisms is None else list(mechanisms)
     unknown = [name for name in mechanisms if name not in known]

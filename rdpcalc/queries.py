@@ -27,9 +27,10 @@ from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import exact_pmf
 from .numerics import check_dps, make_engine
 from .orders import collect_alphas
+from .params import Param
 from .worstcase import tails
 from .worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
-from .worstcase.neighbours import CandidateInputs, DivergencePoint, Request, choose_neighbours, divergences
+from .worstcase.neighbours import CLIENTS_IN_SUM, CandidateInputs, DivergencePoint, Request, choose_neighbours, divergences
 from .worstcase.secagg import EXHAUSTIVE_BUDGET
 
 
@@ -54,6 +55,11 @@ def make_mechanism(name: str, **params) -> Mechanism:
     if missing:
         raise ParameterError(missing[0].name, f"is required for {name}: {missing[0].range_text()}")
     return cls(**{key: value for key, value in params.items() if value is not None})
+
+
+#: one client's inputs searched on a grid instead of the breakpoints
+GRID = Param("grid", "integer", "One client: search all pairs of N equally spaced inputs ({range}) instead of the "
+             "breakpoints.", low=2, high=2001, optional=True)
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,7 @@ def divergence(
     orders = collect_alphas(alphas, alpha_ranges)
     if not isinstance(choose, NeighbourOptions):
         raise ParameterError("choose", f"must be a NeighbourOptions (rdpcalc.NeighbourOptions), got {choose!r}")
+    n = CLIENTS_IN_SUM.convert(n)
     chosen = choose_neighbours(mechanism, n, choose.request(mechanism))
     engine_obj = make_engine(engine, dps, clients=n, modulus=mechanism.modulus)  # after choose_neighbours checked n
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
@@ -185,8 +192,7 @@ def _input_set(mechanism: Mechanism, grid, margin) -> CandidateInputs | None:
     if grid is not None and margin is not None:
         raise ParameterError("margin", "cannot be combined with `grid`")
     if grid is not None:
-        if isinstance(grid, bool) or not isinstance(grid, int) or not 2 <= grid <= 2001:
-            raise ParameterError("grid", f"must be an integer in [2, 2001], got {grid!r}")
+        grid = GRID.convert(grid)
         b = mechanism.bound
         return CandidateInputs(tuple(-b + 2 * b * Fraction(i, grid - 1) for i in range(grid)), "grid",
                                f"{grid} equally spaced inputs")

@@ -19,18 +19,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accountant import METHODS, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent
+from .accountant import METHOD, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
+from .params import Param
 from .privacy import rdp as acc
 from .privacy.pld import LOSS_CAP, check_discretization
 from .queries import make_mechanism
+from .version import VERSION
 
 #: the δ of the ε-against-δ curve (:meth:`AccountedRun.epsilon_delta_curve`)
 CURVE_DELTAS = tuple(10.0 ** -k for k in range(1, 13))
 #: the reference mechanisms (:func:`account_reference`)
 REFERENCES = ("gaussian", "laplace")
+#: a run's rounds and the rounds a client takes part in, declared once
+ROUNDS = Param("rounds", "integer", "Training rounds, {range}.", default=1, low=1)
+PARTICIPATION = Param("participation", "integer", "server/local: the rounds the client takes part in, 1 … ROUNDS "
+                      "(default all: the worst case).", low=1, optional=True)
+#: an ε to meet (calibrate), or to report δ at (account)
+TARGET_EPSILON = Param("dp_epsilon", "number", "The ε to meet, {range}.", low=0, low_open=True)
+REPORTED_EPSILON = Param("dp_epsilon", "number", "Also report δ at this ε, {range}.", low=0, optional=True)
+#: the reference mechanisms' parameters
+SIGMA = Param("sigma", "number", "Noise standard deviation σ {range}.", low=0, low_open=True, optional=True)
+SCALE = Param("scale", "number", "Laplace scale b {range}.", low=0, low_open=True, optional=True)
+SENSITIVITY = Param("sensitivity", "number", "Sensitivity Δ {range} (ℓ₂ / ℓ₁).", default=1.0, low=0, low_open=True)
+SAMPLE_RATE = Param("sample_rate", "number", "Sampling rate in {range}.", default=1.0, low=0, high=1, low_open=True)
 #: where calibrate searches the reference mechanisms' noise (the quantization mechanisms declare
 #: theirs on their parameters, ``Param(..., solve=...)``)
 REFERENCE_SOLVABLE = {
@@ -118,8 +132,6 @@ def report_line(record: dict) -> str:
     """The sentence a paper can quote for an accounting record: ε at δ, the neighbouring
     relation, the observer, the method that gave ε (the smaller of two, where both ran), whether
     it is certified, and the rdpcalc version."""
-    from importlib.metadata import version  # importlib.metadata: start-up time
-
     epsilon = "+∞" if record["epsilon"] == math.inf else f"{record['epsilon']:.12g}"
     certain = record.get("per_round_choice") in (None, "certified")
     both = " (the smaller of pld and rdp" + (", both upper bounds)" if certain else ")")
@@ -127,13 +139,12 @@ def report_line(record: dict) -> str:
     certified = ("a certified upper bound" if certain else
                  "NOT certified: the per-round worst case is the one found, a lower bound")
     return (f"(ε, δ) = ({epsilon}, {record['dp_delta']:g}), {record['relation']} neighbours, observer "
-            f"{record['observer']}, {method}, {certified}; rdpcalc {version('rdpcalc')}")
+            f"{record['observer']}, {method}, {certified}; rdpcalc {VERSION}")
 
 
-def check_rounds(rounds) -> None:
-    """``rounds`` must be an integer ≥ 1 (a ParameterError naming it otherwise)."""
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ParameterError("rounds", f"must be an integer ≥ 1, got {rounds!r}")
+def check_rounds(rounds) -> int:
+    """``rounds`` converted and checked (:data:`ROUNDS`: an integer ≥ 1)."""
+    return ROUNDS.convert(rounds)
 
 
 @dataclass(frozen=True)
@@ -168,7 +179,7 @@ class RunOptions:
     participation: int | None = None
 
     def __post_init__(self):
-        check_rounds(self.rounds)
+        object.__setattr__(self, "rounds", check_rounds(self.rounds))
 
     @classmethod
     def split(cls, options: dict) -> tuple[RunOptions, dict]:
@@ -252,8 +263,7 @@ def _method(method: str | None, amplified: bool, why_not_pld: str) -> str:
     """The method asked for, or the default: pld, except rdp where the run is amplified."""
     if method is None:
         return "rdp" if amplified else "pld"
-    if method not in METHODS:
-        raise ParameterError("method", f"must be one of {', '.join(METHODS)}, got {method!r}")
+    method = METHOD.convert(method)
     if method == "pld" and amplified:
         raise ParameterError("method", f"pld: {why_not_pld}; use `method` rdp")
     return method
@@ -303,26 +313,21 @@ def check_participation(participation, rounds: int, observer: str, rate: float) 
     part in (default: all, the worst case)."""
     if participation is None:
         return rounds
-    if isinstance(participation, bool) or not isinstance(participation, int) or not 1 <= participation <= rounds:
-        raise ParameterError("participation", f"must be an integer in [1, `rounds`] = [1, {rounds}], got {participation!r}")
+    try:
+        participation = dataclasses.replace(PARTICIPATION, high=rounds).convert(participation)
+    except ParameterError:  # the range in words: it depends on rounds
+        raise ParameterError("participation", f"must be an integer in [1, `rounds`] = [1, {rounds}], got {participation!r}") \
+            from None
     if observer == "release" and rate < 1:
         raise ParameterError("participation", "applies where the observer knows the sample (server, local); "
                                               "for release the amplified curve already accounts for the sampling")
     return participation
 
 
-def _check_positive(value, parameter: str) -> float:
-    if isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < math.inf):
-        raise ParameterError(parameter, f"must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
 def _check_epsilon(value, strict: bool) -> float:
-    """An ε target ``dp_epsilon``: a finite number > 0 (``strict``) or ≥ 0."""
-    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
-            or (strict and value == 0)):
-        raise ParameterError("dp_epsilon", f"must be a finite number {'>' if strict else '≥'} 0, got {value!r}")
-    return float(value)
+    """An ε target ``dp_epsilon``: a finite number > 0 (``strict``: :data:`TARGET_EPSILON`) or
+    ≥ 0 (:data:`REPORTED_EPSILON`)."""
+    return float((TARGET_EPSILON if strict else REPORTED_EPSILON).convert(value))
 
 
 def account_reference_run(
@@ -358,13 +363,14 @@ def account_reference_run(
     if {"sigma": sigma, "scale": scale}[other] is not None:
         raise ParameterError(other, f"is a parameter of {'laplace' if name == 'gaussian' else 'gaussian'}, not {name}: "
                                     f"give `{noise}`")
-    noise_value = _check_positive(sigma if name == "gaussian" else scale, noise)
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    if isinstance(sample_rate, bool) or not (isinstance(sample_rate, int | float) and 0 < sample_rate <= 1):
-        raise ParameterError("sample_rate", f"must lie in (0, 1], got {sample_rate!r}")
-    check_rounds(rounds)
-    if sampling not in acc.SAMPLING:
-        raise ParameterError("sampling", f"must be one of {', '.join(acc.SAMPLING)}, got {sampling!r}")
+    declared, given = (SIGMA, sigma) if name == "gaussian" else (SCALE, scale)
+    if given is None:
+        raise ParameterError(noise, f"is required for {name}: {declared.range_text()}")
+    noise_value = float(declared.convert(given))
+    sensitivity = float(SENSITIVITY.convert(sensitivity))
+    sample_rate = float(SAMPLE_RATE.convert(sample_rate))
+    rounds = check_rounds(rounds)
+    sampling = acc.SAMPLING_SCHEME.convert(sampling)
     sampled = sample_rate < 1
     params = {noise: noise_value, "sensitivity": sensitivity}
     if name == "gaussian":

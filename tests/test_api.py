@@ -185,5 +185,7 @@ def test_engine_options_are_checked_before_any_computation():
         rdpcalc.bound(qgauss, dps=20000)
     assert refused.value.parameter == "dps"
     with pytest.raises(rdpcalc.ParameterError) as refused:
-        rdpcalc.divergence(qgauss, n="2", engine="exact")
-    assert refused.value.parameter == "n"
+        rdpcalc.divergence(qgauss, n="2.5", engine="exact")
+    assert refused.value.parameter == "n" and "[1, 1000000]" in refused.value.message
+    # n is converted as every declared option is: an integral text is the integer
+    assert rdpcalc.divergence(qgauss, n="2", alphas=[2]) == rdpcalc.divergence(qgauss, n=2, alphas=[2])

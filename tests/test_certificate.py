@@ -302,8 +302,10 @@ def test_certify_within_zero_closes_the_bracket_at_n_20():
     assert "every node at most the value found (up to rounding)" in records[0]["certificate"]
 
 
-@pytest.mark.parametrize("value", [-0.1, 0.6, float("nan"), "0.1", True])
+@pytest.mark.parametrize("value", [-0.1, 0.6, float("nan"), "0.6", "a tenth", True])
 def test_certify_within_is_checked(value):
+    """Refused out of [0, 0.5] or not a number; a decimal text is read as the number it spells,
+    as every declared option is (rdpcalc.params.Param)."""
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     with pytest.raises(rdpcalc.ParameterError, match=r"^certify_within: must be a number in \[0, 0.5\]"):
         rdpcalc.divergence(mech, n=20, alphas=[2], choose=rdpcalc.NeighbourOptions(certify_within=value))

@@ -21,8 +21,11 @@ import numpy as np
 
 from .. import resources
 from ..errors import ParameterError
+from ..params import Param
 
 SPLITS = ("iid", "label")
+#: how the data is split across the clients, declared once
+SPLIT = Param("split", "choice", "iid, or by label (about two classes per client).", default="iid", choices=SPLITS)
 GZIP_MAGIC = b"\x1f\x8b"
 #: the IDX type code of unsigned bytes (MNIST/EMNIST), the only one read
 UBYTE = 0x08
@@ -165,8 +168,7 @@ def federate(x: np.ndarray, y: np.ndarray, clients: int, split: str = "iid", see
     """Hold out a test set, then split the rest across ``clients``: ``iid`` (a random equal split)
     or ``label`` (sorted by label and cut into shards, two per client, so each client sees about
     two classes)."""
-    if split not in SPLITS:
-        raise ParameterError("split", f"must be one of {', '.join(SPLITS)}, got {split!r}")
+    SPLIT.convert(split)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(x))
     test_size = int(round(test_fraction * len(x)))

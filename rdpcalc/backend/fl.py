@@ -28,8 +28,9 @@ import numpy as np
 
 from .. import resources
 from ..errors import ParameterError
-from ..exactnum import to_fraction, to_int
+from ..exactnum import to_fraction
 from ..mechanisms.base import MECHANISMS, Mechanism
+from ..params import Param
 from ..privacy.rdp import check_delta
 from ..queries import NeighbourOptions, divergence, make_mechanism
 from ..runs import account
@@ -52,8 +53,16 @@ def fl_mechanisms() -> dict[str, tuple[str | None, str | None]]:
 #: peak bytes per coordinate of a sampled client's message in a round (see :func:`peak_memory`)
 BYTES_PER_COORDINATE = 160
 
-#: the largest value :func:`configure` and :func:`load` take for each integer parameter
-LIMITS = {"rounds": 10**6, "n": 10**6, "clients": 10**6, "batch": 10**5, "hidden": 10**5, "seed": 2**63 - 1}
+#: a run's options with a range, declared once: :func:`configure` and :func:`load` convert and
+#: check them, the command line shows them
+ROUNDS = Param("rounds", "integer", "Rounds, {range}.", default=200, low=1, high=10**6)
+CLIENTS = Param("clients", "integer", "Clients the data is split across, {range}.", default=100, low=1, high=10**6)
+SAMPLED = Param("n", "integer", "Clients sampled per round, 1 … CLIENTS.", default=10, low=1, high=10**6)
+LR = Param("lr", "number", "Server learning rate η {range}.", default=0.5, low=0, low_open=True)
+BATCH = Param("batch", "integer", "Minibatch size per client, {range}.", default=32, low=1, high=10**5)
+HIDDEN = Param("hidden", "integer", "Hidden units of the MLP, {range}.", default=32, low=1, high=10**5)
+SEED = Param("seed", "integer", "Seed of the split, sampling and mechanisms.", default=0, low=0, high=2**63 - 1)
+CLIP = Param("clip", "number", "The clipped-SGD baseline's bound", low=0, low_open=True, optional=True)
 
 
 @dataclass(frozen=True)
@@ -111,37 +120,22 @@ def configure(*, mechanism: str, params: dict, clip, rounds, n, lr, batch, hidde
     if mechanism != "none" and clip is not None:
         raise ParameterError("clip", f"is the bound of clipped SGD (mechanism `none`); {mechanism}'s parameters go in "
                                      "`params`")
-    integers = {name: _integer(value, name, 0 if name == "seed" else 1) for name, value in
-                (("rounds", rounds), ("n", n), ("batch", batch), ("hidden", hidden), ("seed", seed))}
-    integers["per_round"] = integers.pop("n")
-    baseline = {} if clip is None else {"clip": _positive(clip, "clip")}
-    return RunConfig(mechanism=mechanism, params=dict(params), lr=_positive(lr, "lr"),
+    integers = {"rounds": ROUNDS.convert(rounds), "per_round": SAMPLED.convert(n), "batch": BATCH.convert(batch),
+                "hidden": HIDDEN.convert(hidden), "seed": SEED.convert(seed)}
+    baseline = {} if clip is None else {"clip": float(CLIP.convert(clip))}
+    return RunConfig(mechanism=mechanism, params=dict(params), lr=float(LR.convert(lr)),
                      dp_delta=check_delta(float(to_fraction(dp_delta, "dp_delta")), "dp_delta"), **baseline, **integers)
 
 
 def load(config: RunConfig, data: DataOptions = DataOptions()) -> FederatedData:
     """The run's data federated across ``data.clients``, after every check that does not need
     the data (:func:`check`, the images and labels given together)."""
-    clients = _integer(data.clients, "clients", 1)
+    clients = CLIENTS.convert(data.clients)
     check(config, clients)
     if (data.images is None) != (data.labels is None):
         raise ParameterError("labels" if data.labels is None else "images", "`images` and `labels` go together")
     x, y = idx_dataset(data.images, data.labels) if data.images is not None else digits()
     return federate(x, y, clients, data.split, config.seed)
-
-
-def _integer(value, name: str, low: int) -> int:
-    number = to_int(value, name)
-    if not low <= number <= LIMITS[name]:
-        raise ParameterError(name, f"must be an integer in [{low}, {LIMITS[name]}], got {number}")
-    return number
-
-
-def _positive(value, name: str) -> float:
-    number = float(to_fraction(value, name))
-    if number <= 0:
-        raise ParameterError(name, f"must be a finite number > 0, got {value!r}")
-    return number
 
 
 def check(config: RunConfig, clients: int) -> Mechanism | None:
@@ -154,13 +148,9 @@ def check(config: RunConfig, clients: int) -> Mechanism | None:
         raise ParameterError("n", f"must be an integer in [1, `clients` = {clients}], got {config.per_round}")
     if config.mechanism == "corbin" and config.per_round % 2:
         raise ParameterError("n", "CorBin-FL pairs the sampled clients: use an even number")
-    for value, name in ((config.rounds, "rounds"), (config.batch, "batch"), (config.hidden, "hidden")):
-        if value < 1:
-            raise ParameterError(name, f"must be an integer ≥ 1, got {value}")
-    if not 0 < config.lr < math.inf:
-        raise ParameterError("lr", f"must be a finite number > 0, got {config.lr}")
-    if not 0 < config.clip < math.inf:
-        raise ParameterError("clip", f"must be a finite number > 0, got {config.clip}")
+    for declared, value in ((ROUNDS, config.rounds), (BATCH, config.batch), (HIDDEN, config.hidden), (LR, config.lr),
+                            (CLIP, config.clip)):
+        declared.convert(value)
     check_delta(config.dp_delta, "dp_delta")
     name = choices[config.mechanism][0]
     mechanism = make_mechanism(name, **config.params) if name else None

@@ -21,6 +21,7 @@ from .. import resources
 from ..errors import ParameterError
 from ..mechanisms import Mechanism, log_pmf
 from ..numerics import FastEngine, fast
+from ..params import Param
 from ..queries import NeighbourOptions, divergence
 
 #: confidence level of the total-variation bound
@@ -47,6 +48,12 @@ MAX_SEED = 2**63 - 1
 #: the fewest bootstrap resamples whose order statistics give a 95% interval: with B resamples
 #: the lowest and highest one bound a range of about (B − 1)/(B + 1) ≥ 95% when B ≥ 39
 MIN_BOOTSTRAP = 39
+#: the options of a Monte Carlo check, declared once
+SAMPLES = Param("samples", "integer", "Draws, {range}.", default=100_000, low=1, high=MAX_SAMPLES)
+SEED = Param("seed", "integer", "Seed of the generator.", default=0, low=0, high=MAX_SEED)
+SUMMED = Param("n", "integer", "Clients summed per draw (SecAgg), {range}.", default=1, low=1, high=MAX_CLIENTS)
+BOOTSTRAP = Param("bootstrap", "integer", "Bootstrap resamples, {range} (a 95% interval of order statistics).",
+                  default=200, low=MIN_BOOTSTRAP, high=MAX_BOOTSTRAP)
 
 Progress = Callable[[int, int], None]
 
@@ -172,19 +179,12 @@ def tv_bound(cells: int, samples: int, confidence: float = TV_CONFIDENCE) -> flo
     return min(1.0, 0.5 * math.sqrt(2 * (cells * math.log(2) + math.log(1 / (1 - confidence))) / samples))
 
 
-def _check_integer(value, parameter: str, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ParameterError(parameter, f"must be an integer in [{low}, {high}], got {value!r}")
-
-
 def check(mechanism: Mechanism, x, samples: int, seed: int, n: int = 1, progress: Progress | None = None) -> dict:
     """Sample the sum of n clients at x and compare with the exact pmf: χ² p-value, total
     variation and its confidence bound; ``impossible_draws`` counts draws the pmf gives
     probability 0 (a sampler bug: the p-value is then 0). ``progress(draws done, samples)``
     after each batch."""
-    _check_integer(samples, "samples", 1, MAX_SAMPLES)
-    _check_integer(seed, "seed", 0, MAX_SEED)
-    _check_integer(n, "n", 1, MAX_CLIENTS)
+    samples, seed, n = SAMPLES.convert(samples), SEED.convert(seed), SUMMED.convert(n)
     x_value = mechanism.check_input(x)
     require_memory(mechanism, samples, n)
     probabilities = exact_pmf(mechanism, x_value, n)
@@ -235,16 +235,13 @@ def _too_few_draws(mechanism: Mechanism, x, x_prime, alpha: float, samples: int,
                                      f"suffice, got {samples}")
 
 
-def check_estimate(alpha: float, samples: int, seed: int, bootstrap: int) -> None:
-    """The arguments of :func:`divergence_estimate` checked (before any sampling)."""
-    _check_integer(samples, "samples", 1, MAX_SAMPLES)
-    _check_integer(seed, "seed", 0, MAX_SEED)
+def check_estimate(alpha: float, samples: int, seed: int, bootstrap: int) -> tuple[int, int, int]:
+    """The arguments of :func:`divergence_estimate` checked (before any sampling): ``samples``,
+    ``seed`` and ``bootstrap`` converted. Fewer than 39 resamples cannot give a 95% interval of
+    order statistics (:data:`MIN_BOOTSTRAP`)."""
     if not 1 < alpha < math.inf:
         raise ParameterError("alphas", f"must be a finite order > 1 for the empirical divergence, got {alpha}")
-    if isinstance(bootstrap, int) and bootstrap < MIN_BOOTSTRAP:
-        raise ParameterError("bootstrap", f"must be an integer ≥ {MIN_BOOTSTRAP} (fewer resamples cannot give a 95% "
-                                          f"interval of order statistics), got {bootstrap}")
-    _check_integer(bootstrap, "bootstrap", MIN_BOOTSTRAP, MAX_BOOTSTRAP)
+    return SAMPLES.convert(samples), SEED.convert(seed), BOOTSTRAP.convert(bootstrap)
 
 
 def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples: int, seed: int,
@@ -258,7 +255,7 @@ def divergence_estimate(mechanism: Mechanism, x, x_prime, alpha: float, samples:
     ``samples`` with a number of draws that suffices; an exact D_α of +∞ (an output possible
     at x is impossible at x′) on ``x_prime``: there is nothing finite to estimate.
     ``progress(done, 2·samples + bootstrap)``: draws at x, then at x′, then resamples."""
-    check_estimate(alpha, samples, seed, bootstrap)
+    samples, seed, bootstrap = check_estimate(alpha, samples, seed, bootstrap)
     x_value, y_value = mechanism.check_input(x, "x"), mechanism.check_input(x_prime, "x_prime")
     exact = divergence(mechanism, alphas=[alpha], choose=NeighbourOptions(x=x_value, x_prime=y_value))[0]["divergence"]
     if exact == math.inf:

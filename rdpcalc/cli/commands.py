@@ -16,25 +16,36 @@ import typer
 from rich.markup import escape
 
 from .. import resources
-from ..accountant import METHODS, PER_ROUND, RELATIONS
+from ..accountant import CLIENTS, DIM, METHOD, PER_ROUND_CURVE, RELATION, SAMPLED
 from ..backend import fl, montecarlo
+from ..backend.data import SPLIT
 from ..backend.fl import fl_mechanisms
 from ..bounds import bound
-from ..compare import compare, designs
+from ..compare import BITS, CLIP, COMPARED, compare, designs
 from ..errors import ParameterError
 from ..exactnum import to_fraction
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
-from ..layered.tables import BITS_MAX_N, layered_bits, layered_divergence
+from ..layered import noise as layered_noise
+from ..layered.noise import LAYERED_NOISES
+from ..layered.tables import BITS_CLIENTS, layered_bits, layered_divergence
 from ..mechanisms import FEATURES, MECHANISMS, Mechanism
-from ..numerics import ENGINES
+from ..numerics import DPS, ENGINE
 from ..orders import parse_alpha
-from ..privacy.pld import DISCRETIZATION
-from ..privacy.rdp import OBSERVERS, SAMPLING
-from ..queries import NeighbourOptions, divergence, make_mechanism, moments, pmf
+from ..privacy.pld import DISCRETIZATION, DISCRETIZATION_STEP
+from ..privacy.rdp import OBSERVER, SAMPLING_SCHEME
+from ..queries import GRID, NeighbourOptions, divergence, make_mechanism, moments, pmf
 from ..runs import (
+    PARTICIPATION,
     REFERENCE_SOLVABLE,
     REFERENCES,
+    REPORTED_EPSILON,
+    ROUNDS,
     ROUNDS_CURVE_POINTS,
+    SAMPLE_RATE,
+    SCALE,
+    SENSITIVITY,
+    SIGMA,
+    TARGET_EPSILON,
     RunOptions,
     account_reference_run,
     account_run,
@@ -43,11 +54,9 @@ from ..runs import (
 )
 from ..runs import solvable as solvable_parameters
 from ..version import VERSION
-from ..worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
-from ..worstcase.neighbours import PROTOCOLS
-from ..worstcase.secagg import EXHAUSTIVE_BUDGET, MAX_BUDGET
+from ..worstcase.neighbours import BUDGET, CERTIFY_WITHIN, CLIENTS_IN_SUM, NEIGHBOURS, OTHERS_PLUS, SEED
 from . import render
-from .options import QUIET, Opt, command, default_text, from_param, hint
+from .options import QUIET, Opt, command, default_text, from_param, hint, option
 from .outputs import FL_FILES, run_figures, write_run
 
 FORMATS = ("table", "json", "csv", "tsv")
@@ -79,9 +88,8 @@ ORDER_OPTIONS = [
 
 def engine_options() -> list[Opt]:
     return [
-        Opt("engine", "fast: float64 log domain; exact: MPFR at --dps digits.", kind=ENGINES, default="fast",
-            panel="Engine"),
-        Opt("dps", "Digits of the exact engine, 15 … 1000.", kind=int, default=50, panel="Engine"),
+        option(ENGINE, "Engine"),
+        option(DPS, "Engine"),
     ]
 
 
@@ -181,31 +189,21 @@ def _others_option(cls: type[Mechanism]) -> Opt:
     deprecated spellings."""
     spelled = {spelling for param in cls.PARAMS for spelling in (param.option, *param.aliases)}
     old = ("--k-others",) if "--k" in spelled else ("--k", "--k-others")
-    return Opt("others_plus", "Exactly K of the other n−1 clients at +bound (the rest at −bound), 0 ≤ K ≤ n−1.",
-               kind=int, metavar="K", deprecated=old, panel="Neighbours")
+    return option(OTHERS_PLUS, "Neighbours", metavar="K", deprecated=old)
 
 
 def divergence_command(cls: type[Mechanism]):
     options = [
         *mechanism_options(cls),
-        Opt("n", "Clients in the SecAgg sum, 1 … 10⁶.", kind=int, default=1, panel="Neighbours"),
-        Opt("neighbours", "worst: max over neighbouring inputs (n=1: all breakpoint pairs, exact; n>1: client 1 over "
-            "all breakpoint pairs, the others searched over multisets of breakpoints, with a certified upper bound); "
-            "pm-c: the papers' family, x1=±c and the others at ±c (a lower bound of worst); paper: x1=c vs −c, others "
-            "at ±c at random (--seed).", kind=PROTOCOLS, default="worst", panel="Neighbours"),
+        option(CLIENTS_IN_SUM, "Neighbours"),
+        option(NEIGHBOURS, "Neighbours"),
         _others_option(cls),
         Opt("x", "Client 1's input under P (with --x-prime).", metavar="X", panel="Neighbours"),
         Opt("x_prime", "Client 1's input under Q (with --x).", metavar="X'", panel="Neighbours"),
-        Opt("seed", "Seed of --neighbours paper.", kind=int, default=0, panel="Neighbours"),
-        Opt("budget", f"--neighbours worst, n>1: search exhaustively when the others' multisets number at most COUNT "
-            f"(1 … {MAX_BUDGET}); the certificate's data-processing part enumerates as many others as fit in it.",
-            kind=int, default=EXHAUSTIVE_BUDGET, panel="Neighbours"),
-        Opt("certify_within", "--neighbours worst, n>1: the certificate refines each node until it is within this "
-            "fraction of the value found, 0 … 0.5 (0: as far as it goes; slower, and the bracket closes where every "
-            "node reaches the value found).", kind=float, default=CERTIFY_WITHIN, metavar="FRACTION",
-            panel="Neighbours"),
-        Opt("grid", "One client: search all pairs of N equally spaced inputs (2 … 2001) instead of the breakpoints.",
-            kind=int, panel="Neighbours"),
+        option(SEED, "Neighbours"),
+        option(BUDGET, "Neighbours"),
+        option(CERTIFY_WITHIN, "Neighbours", metavar="FRACTION"),
+        option(GRID, "Neighbours"),
         Opt("margin", "One client, mechanisms whose pmf jumps at its levels (qmgeo): search the inputs kept ETA·Δ away "
             "from every level (0 < ETA < 1/2).", metavar="ETA", panel="Neighbours"),
         *ORDER_OPTIONS, *engine_options(), *output_options(), MAX_MEMORY,
@@ -232,7 +230,7 @@ def divergence_command(cls: type[Mechanism]):
 def pmf_command(cls: type[Mechanism]):
     options = [*mechanism_options(cls),
                Opt("x", "The client's input.", metavar="X", required=True, panel="Input"),
-               Opt("dps", "Digits of the computation, 15 … 1000.", kind=int, default=50, panel="Input"),
+               option(DPS, "Input", help="Digits of the computation, {range}."),
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
@@ -275,15 +273,14 @@ def bound_command(cls: type[Mechanism]):
 def mc_command(cls: type[Mechanism]):
     options = [*mechanism_options(cls),
                Opt("x", "The input of every sampled client.", metavar="X", required=True, panel="Sampling"),
-               Opt("samples", f"Draws, 1 … {montecarlo.MAX_SAMPLES:.0e}.", kind=int, default=100000, panel="Sampling"),
-               Opt("seed", "Seed of the generator.", kind=int, default=0, panel="Sampling"),
-               Opt("n", "Clients summed per draw (SecAgg), 1 … 10⁴.", kind=int, default=1, panel="Sampling"),
+               option(montecarlo.SAMPLES, "Sampling"),
+               option(montecarlo.SEED, "Sampling"),
+               option(montecarlo.SUMMED, "Sampling"),
                Opt("x_prime", "Also estimate D_α(P_X ‖ P_X') from samples, with a bootstrap interval.", metavar="X'",
                    panel="Divergence estimate"),
                Opt("alphas", "Order of the estimated divergence, finite and > 1.", option="--alpha", default="2",
                    panel="Divergence estimate"),
-               Opt("bootstrap", f"Bootstrap resamples, {montecarlo.MIN_BOOTSTRAP} … 10⁵ (a 95% interval of order "
-                   "statistics).", kind=int, default=200, panel="Divergence estimate"),
+               option(montecarlo.BOOTSTRAP, "Divergence estimate"),
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
@@ -314,11 +311,8 @@ def mc_command(cls: type[Mechanism]):
 # ----------------------------------------------------------------------------- accounting
 def method_options() -> list[Opt]:
     return [
-        Opt("method", "pld: dominating pairs composed as privacy loss distributions (tight); rdp: Rényi curves. Default "
-            "pld, except rdp where the observer does not know the sample (release with sampling).", kind=METHODS,
-            show="pld", panel="Method"),
-        Opt("discretization", "pld: the grid step of the privacy loss, in nats, 1e-6 … 0.1.", kind=float,
-            default=1e-4, panel="Method"),
+        option(METHOD, "Method", default=None, show="pld"),  # None: the default depends on the run
+        option(DISCRETIZATION_STEP, "Method"),
     ]
 
 
@@ -326,44 +320,32 @@ def target_options(single: bool = False, epsilon_required: bool = False) -> list
     delta = Opt("dp_delta", "The δ of (ε, δ)-DP, in (0, 1)" + ("." if single else "; repeatable, one row each."),
                 kind=float, default=(1e-5,) if not single else 1e-5, multiple=not single, show="1e-05",
                 deprecated=("--delta-target",), panel="Target")
-    epsilon = Opt("dp_epsilon", "The ε to meet, > 0." if epsilon_required else "Also report δ at this ε, ≥ 0.",
-                  kind=float, required=epsilon_required,
-                  deprecated=("--target-eps",) if epsilon_required else ("--epsilon-target",), panel="Target")
+    epsilon = option(TARGET_EPSILON if epsilon_required else REPORTED_EPSILON, "Target", required=epsilon_required,
+                     deprecated=("--target-eps",) if epsilon_required else ("--epsilon-target",))
     return [delta, epsilon]
 
 
 def run_options() -> list[Opt]:
     return [
-        Opt("n", "Clients sampled per round (the SecAgg sum), ≥ 1.", kind=int, default=1, panel="Run"),
-        Opt("clients", "Clients in all, ≥ n (default n: no sampling); the sampling rate is n/CLIENTS.", kind=int,
-            panel="Run"),
-        Opt("rounds", "Training rounds, ≥ 1.", kind=int, default=1, panel="Run"),
-        Opt("dim", "Coordinates quantized per round (each independently), ≥ 1.", kind=int, default=1, panel="Run"),
-        Opt("sampling", "How the n clients of a round are drawn (poisson: each at rate n/CLIENTS, with --relation "
-            "add-remove).", kind=SAMPLING, default="without-replacement", panel="Run"),
-        Opt("relation", "Neighbouring datasets: one client's input changes (replace-one), or one client is present or "
-            "absent (add-remove).", kind=RELATIONS, default="replace-one", panel="Threat model"),
-        Opt("observer", "Who sees what. server: the SecAgg sum, knowing who was sampled; release: the released sum, "
-            "the sample hidden (amplification by sampling); local: each message.", kind=OBSERVERS, default="server",
-            panel="Threat model"),
-        Opt("participation", "server/local: the rounds the client takes part in, 1 … ROUNDS (default all: the worst "
-            "case).", kind=int, panel="Threat model"),
-        Opt("per_round", "Per-round curve of a sum of n>1 clients: certified (the worst case's certified upper bound, a "
-            "guarantee) or found (a lower bound, NOT a guarantee).", kind=PER_ROUND, default="certified",
-            panel="Threat model"),
+        option(SAMPLED, "Run"),
+        option(CLIENTS, "Run"),
+        option(ROUNDS, "Run"),
+        option(DIM, "Run"),
+        option(SAMPLING_SCHEME, "Run"),
+        option(RELATION, "Threat model"),
+        option(OBSERVER, "Threat model"),
+        option(PARTICIPATION, "Threat model"),
+        option(PER_ROUND_CURVE, "Threat model"),
         *engine_options(),
     ]
 
 
 def reference_options(kind: str, required: bool = True) -> list[Opt]:
-    scale = (Opt("sigma", "Noise standard deviation σ > 0.", kind=float, required=required, panel="Mechanism")
-             if kind == "gaussian" else
-             Opt("scale", "Laplace scale b > 0.", kind=float, required=required, panel="Mechanism"))
-    return [scale,
-            Opt("sensitivity", "Sensitivity Δ > 0 (ℓ₂ / ℓ₁).", kind=float, default=1.0, panel="Mechanism"),
-            Opt("sample_rate", "Sampling rate in (0, 1].", kind=float, default=1.0, panel="Run"),
-            Opt("rounds", "Compositions, ≥ 1.", kind=int, default=1, panel="Run"),
-            Opt("sampling", "Sampling scheme.", kind=("poisson", "without-replacement"), default="poisson", panel="Run")]
+    return [option(SIGMA if kind == "gaussian" else SCALE, "Mechanism", required=required),
+            option(SENSITIVITY, "Mechanism"),
+            option(SAMPLE_RATE, "Run"),
+            option(ROUNDS, "Run", help="Compositions, {range}."),
+            option(SAMPLING_SCHEME, "Run", help="Sampling scheme.", default="poisson")]
 
 
 PLOT = Opt("plot", "Also draw ε against δ and ε against rounds, both methods, to FILE (PNG); --curves then holds the "
@@ -568,11 +550,10 @@ def calibrate_command(cls_or_kind):
 # ----------------------------------------------------------------------------- layered quantizers
 def layered_options() -> list[Opt]:
     """The layered quantizers' own options (``divergence layered``)."""
-    return [Opt("noise", "The error distribution: gauss, laplace (layered quantizers) or irwin-hall.",
-                kind=("gauss", "laplace", "irwin-hall"), default="gauss", panel="Mechanism"),
+    return [option(layered_noise.NOISE, "Mechanism"),
             Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
             Opt("sensitivity", "Shift Δ > 0 between neighbouring inputs.", default="1", panel="Mechanism"),
-            Opt("n", "Irwin–Hall: number of clients, 1 … 10⁶.", kind=int, default=1, panel="Mechanism")]
+            option(layered_noise.CLIENTS, "Mechanism")]
 
 
 def layered_divergence_command():
@@ -588,11 +569,10 @@ def layered_divergence_command():
 
 
 def layered_bits_command():
-    options = [Opt("noise", "Target error distribution.", kind=("gauss", "laplace"), default="gauss", panel="Mechanism"),
+    options = [option(layered_noise.NOISE, "Mechanism", help="Target error distribution.", kind=LAYERED_NOISES),
                Opt("sigma", "Standard deviation σ > 0 of the error.", default="1", panel="Mechanism"),
                Opt("t", "Length t > 0 of the interval the inputs lie in.", default="64", panel="Mechanism"),
-               Opt("n", f"Clients, 1 … {BITS_MAX_N} (n > 1 adds the aggregate mechanisms; gauss).", kind=int,
-                   default=1, panel="Mechanism"),
+               option(BITS_CLIENTS, "Mechanism"),
                *output_options(), MAX_MEMORY]
 
     def compute(noise: str, **values) -> list[dict]:
@@ -635,19 +615,17 @@ def _fl_options(mechanisms: dict, parameter_options: list) -> list:
     return [
         Opt("mechanism", "none: clipped SGD; ldp: LDP-FL; corbin: CorBin-FL (pairs); or a mechanism per coordinate.",
             kind=tuple(mechanisms), default="none", panel="Run"),
-        Opt("rounds", "Rounds, 1 … 10⁶.", kind=int, default=200, panel="Run"),
-        Opt("clients", "Clients the data is split across, 1 … 10⁶.", kind=int, default=100, panel="Run"),
-        Opt("n", "Clients sampled per round, 1 … CLIENTS.", kind=int, default=10, deprecated=("--per-round",),
-            panel="Run"),
-        Opt("lr", "Server learning rate η > 0.", kind=float, default=0.5, panel="Training"),
-        Opt("batch", "Minibatch size per client, 1 … 10⁵.", kind=int, default=32, panel="Training"),
-        Opt("hidden", "Hidden units of the MLP, 1 … 10⁵.", kind=int, default=32, panel="Training"),
+        option(fl.ROUNDS, "Run"),
+        option(fl.CLIENTS, "Run"),
+        option(fl.SAMPLED, "Run", deprecated=("--per-round",)),
+        option(fl.LR, "Training"),
+        option(fl.BATCH, "Training"),
+        option(fl.HIDDEN, "Training"),
         Opt("clip", "none: the clipping bound of plain clipped SGD; qgauss: its C_q.", kind=str, panel="Training"),
-        Opt("split", "iid, or by label (about two classes per client).", kind=("iid", "label"), default="iid",
-            panel="Data"),
+        option(SPLIT, "Data"),
         Opt("images", "MNIST/EMNIST images (IDX, .gz ok) instead of scikit-learn's digits.", metavar="FILE", panel="Data"),
         Opt("labels", "The matching labels file (IDX).", metavar="FILE", panel="Data"),
-        Opt("seed", "Seed of the split, sampling and mechanisms.", kind=int, default=0, panel="Run"),
+        option(fl.SEED, "Run"),
         Opt("dp_delta", "δ of the run's accounted (ε, δ), in (0, 1).", kind=float, default=1e-5,
             deprecated=("--delta-target",), panel="Run"),
         *[opt for opt in parameter_options if opt.option != "--clip"],
@@ -773,23 +751,18 @@ def figures_command():
 
 
 def compare_command():
-    options = [Opt("n", "Clients per round (the SecAgg sum), 2 … 100000.", kind=int, required=True, panel="Run"),
-               Opt("bits", "Bits per coordinate B: every client sends B bits, the server gets the sum mod 2^B, 1 … 62.",
-                   kind=int, required=True, panel="Run"),
+    options = [option(COMPARED, "Run", required=True),
+               option(BITS, "Run", required=True),
                Opt("dp_epsilon", "The ε of the whole run to meet, > 0.", kind=float, required=True, panel="Target"),
                Opt("dp_delta", "The δ of (ε, δ)-DP, in (0, 1).", kind=float, default=1e-5, panel="Target"),
-               Opt("rounds", "Training rounds, ≥ 1.", kind=int, default=1, panel="Run"),
-               Opt("clients", "Clients in all, ≥ n (default n: no sampling).", kind=int, panel="Run"),
-               Opt("dim", "Coordinates per round (each independently), ≥ 1.", kind=int, default=1, panel="Run"),
-               Opt("sampling", "How the n clients of a round are drawn.", kind=("without-replacement", "poisson"),
-                   default="without-replacement", panel="Run"),
-               Opt("observer", "Who sees what (as for account).", kind=("server", "release", "local"), default="server",
-                   panel="Run"),
-               Opt("relation", "Neighbouring datasets (as for account): replace-one or add-remove.", kind=RELATIONS,
-                   default="replace-one", panel="Run"),
-               Opt("participation", "server/local: the rounds a client takes part in, 1 … ROUNDS (as for account; "
-                   "default all).", kind=int, panel="Run"),
-               Opt("c", "Clipping bound c > 0: inputs in [-c, c].", default="1", metavar="NUMBER", panel="Run"),
+               option(ROUNDS, "Run"),
+               option(CLIENTS, "Run"),
+               option(DIM, "Run"),
+               option(SAMPLING_SCHEME, "Run"),
+               option(OBSERVER, "Run", help="Who sees what (as for account)."),
+               option(RELATION, "Run"),
+               option(PARTICIPATION, "Run"),
+               option(CLIP, "Run", kind=str, metavar="NUMBER"),
                Opt("mechanisms", f"Comma-separated mechanisms to compare (default {','.join(designs())}).",
                    default=",".join(designs()), metavar="LIST", panel="Run"),
                *output_options(), MAX_MEMORY]

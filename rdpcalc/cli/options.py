@@ -30,7 +30,7 @@ from typer._click.types import StringParamType
 
 from ..errors import ParameterError
 from ..exactnum import fmt
-from ..mechanisms import Param
+from ..params import Param
 
 #: set by ``--quiet``: no progress bars, hints or "wrote …" lines on stderr
 QUIET = {"on": False}
@@ -87,6 +87,18 @@ def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
                deprecated=param.deprecated, panel=panel, show=show,
                required=param.required if required is None else required,
                metavar={"integer": "INTEGER", "number": "NUMBER", "integer-or-inf": "INTEGER|inf"}.get(param.kind))
+
+
+def option(param: Param, panel: str, *, help: str | None = None, metavar: str | None = None, **extra) -> Opt:
+    """The option of an API keyword declared as a :class:`~rdpcalc.params.Param` (``n``, ``dps``,
+    ``budget``, …): its kind, default and help (``help`` overrides the declared text; either
+    has ``{range}`` filled in) come from the declaration, and the API converts and checks the
+    value against the same declaration. ``extra``: other :class:`Opt` fields (``deprecated``,
+    ``required``), or a ``default`` or ``kind`` of the command's own (``kind=str`` keeps a
+    number's text, for the API to read exactly)."""
+    kind: object = {"integer": int, "number": float, "choice": param.choices}.get(param.kind, str)
+    fields = {"kind": kind, "default": param.default, "option": param.option, "panel": panel, "metavar": metavar}
+    return Opt(param.name, param.help_text(help), **{**fields, **extra})
 
 
 def default_text(value) -> str:

@@ -15,8 +15,8 @@ import math
 import numpy as np
 from scipy import integrate, optimize
 
-from ..errors import ParameterError
-from ..exactnum import Number, positive, to_int
+from ..exactnum import Number, positive
+from ..params import Param
 from .aggregate import client_step, theorem2_bound
 from .noise import (
     DEPTH_SHAPE,
@@ -34,6 +34,10 @@ from .noise import (
 )
 
 QUANTIZERS = ("direct", "shifted")
+#: the quantizer, and the bits of the shifted Gaussian quantizer's Langevin comparison, declared once
+QUANTIZER = Param("quantizer", "choice", "The layered quantizer: direct (Def. 4) or shifted (Def. 5).", default="direct",
+                  choices=QUANTIZERS)
+LANGEVIN_BITS = Param("bits", "integer", "Bits b of the shifted Gaussian quantizer, {range}.", low=2)
 LOG2_E = 1 / math.log(2)
 #: upper end of the depth integral: P(R > 80) < 1e-32 for R ~ Gamma(3/2) or Gamma(2)
 DEPTH_CUTOFF = 80.0
@@ -45,9 +49,8 @@ def check_t(t: Number) -> float:
 
 
 def check_quantizer(quantizer: str) -> str:
-    if quantizer not in QUANTIZERS:
-        raise ParameterError("quantizer", f"must be one of {', '.join(QUANTIZERS)}, got {quantizer!r}")
-    return quantizer
+    """``quantizer`` checked (:data:`QUANTIZER`)."""
+    return QUANTIZER.convert(quantizer)
 
 
 def dithered_cell_entropy(step, t: Number) -> np.ndarray:
@@ -179,7 +182,5 @@ def irwin_hall_entropy(n: int, sigma: Number, t: Number) -> float:
 def langevin_sigma(bits: int | str) -> float:
     """σ_b = 1/((2^b − 2)√(ln 4)) for b ≥ 2 [derived; App. C.2 gives no formula]: the shifted Gaussian quantizer on data
     scaled to [−1, 1] (t = 2) needs 2 + t/η = 2^b with η = 2σ_b√(ln 4) (Prop. 2)."""
-    b = to_int(bits, "bits")
-    if b < 2:
-        raise ParameterError("bits", f"must be an integer ≥ 2, got {b}")
+    b = LANGEVIN_BITS.convert(bits)
     return 1 / ((2**b - 2) * math.sqrt(math.log(4)))

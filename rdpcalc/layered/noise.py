@@ -25,6 +25,7 @@ X = (S − n/2)/c, so f_X(x) = c f_S(n/2 + c x).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from fractions import Fraction
@@ -33,8 +34,9 @@ import mpmath
 import numpy as np
 
 from ..errors import ParameterError
-from ..exactnum import Number, positive, to_fraction, to_int, to_mpf
+from ..exactnum import Number, positive, to_fraction, to_mpf
 from ..orders import parse_alpha
+from ..params import Param
 
 GAUSS, LAPLACE, IRWIN_HALL = "gauss", "laplace", "irwin-hall"
 #: targets of the layered quantizers (Defs. 4–5)
@@ -43,14 +45,16 @@ LAYERED_NOISES = (GAUSS, LAPLACE)
 NOISES = (GAUSS, LAPLACE, IRWIN_HALL)
 #: shape k of the depth law R = ln(Z̄/D_Z) ~ Gamma(k, 1) [derived]
 DEPTH_SHAPE = {GAUSS: 1.5, LAPLACE: 2.0}
+#: the options of the layered quantizers and the Irwin–Hall noise, declared once
+NOISE = Param("noise", "choice", "The error distribution: gauss, laplace (layered quantizers) or irwin-hall.",
+              default=GAUSS, choices=NOISES)
+CLIENTS = Param("n", "integer", "Irwin–Hall: number of clients, {range}.", default=1, low=1, high=10**6)
 
 
 # ------------------------------------------------------------------ parameter checks
 def check_noise(noise: str, allowed: tuple[str, ...] = LAYERED_NOISES) -> str:
     """``noise`` if it is one of ``allowed``, else :class:`ParameterError` naming ``noise``."""
-    if noise not in allowed:
-        raise ParameterError("noise", f"must be one of {', '.join(allowed)}, got {noise!r}")
-    return noise
+    return dataclasses.replace(NOISE, choices=allowed).convert(noise)
 
 
 def check_sigma(sigma: Number) -> float:
@@ -59,11 +63,8 @@ def check_sigma(sigma: Number) -> float:
 
 
 def check_clients(n: int | str) -> int:
-    """The number of clients n, an integer ≥ 1 (``n``)."""
-    n = to_int(n, "n")
-    if n < 1:
-        raise ParameterError("n", f"must be an integer ≥ 1, got {n}")
-    return n
+    """The number of clients n, an integer in [1, 10⁶] (``n``, :data:`CLIENTS`)."""
+    return CLIENTS.convert(n)
 
 
 def laplace_scale(sigma: Number) -> float:

@@ -4,18 +4,21 @@ Federated Learning", AISTATS 2024, arXiv:2310.20682)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
 import mpmath
 
-from ..errors import ParameterError
 from ..orders import collect_alphas
 from . import noise as layered_noise
 
 #: clients of :func:`layered_bits`: the exact Irwin–Hall density table behind λ(n) costs about
 #: n^2.5 (1.7 s at n = 1000, 23 s at n = 3000); the paper's figure stops at 1000
 BITS_MAX_N = 1000
+#: the clients of ``bits layered``: the Irwin–Hall density table costs about n^2.5
+BITS_CLIENTS = dataclasses.replace(layered_noise.CLIENTS, help="Clients, {range} (n > 1 adds the aggregate mechanisms; "
+                                   "gauss).", high=BITS_MAX_N)
 
 
 def layered_divergence(noise: str, *, sigma=1, sensitivity=1, n: int = 1, alphas: Sequence[float | str] | None = None,
@@ -65,10 +68,7 @@ def layered_bits(noise: str, *, sigma=1, t=64, n: int = 1) -> list[dict]:
 
     noise = layered_noise.check_noise(noise)
     sigma_value, t_value = layered_noise.check_sigma(sigma), bits.check_t(t)
-    n = layered_noise.check_clients(n)
-    if n > BITS_MAX_N:
-        raise ParameterError("n", f"must be an integer in [1, {BITS_MAX_N}] (the Irwin–Hall density table costs "
-                                  f"about n^2.5), got {n}")
+    n = BITS_CLIENTS.convert(n)
     base = {"mechanism": "layered", "noise": noise, "sigma": sigma_value, "t": t_value, "n": n}
 
     def row(quantity, value, unit, source):

@@ -27,7 +27,8 @@ import mpmath
 import numpy as np
 
 from ..errors import ParameterError, SelfCheckFailed
-from ..exactnum import fmt, to_fraction, to_int, to_mpf
+from ..exactnum import fmt, to_fraction, to_mpf
+from ..params import Param, SolveRange
 
 #: the largest number of output values of one client (levels, trials + 1): the exact pmfs cost
 #: O(levels²) mpmath operations
@@ -37,106 +38,6 @@ LOG_PMF_DPS = 40
 #: the fast engine takes single-client log-probabilities down to −LOG_LIMIT: sums of n ≤ 10⁵
 #: clients, times orders α ≤ 10¹⁵, then stay far inside float64's range (1.8e308)
 LOG_LIMIT = 1e280
-
-
-#: what a parameter's values are: an exact number (Fraction), an integer, one of ``choices``, or
-#: an integer or "inf" (None)
-KINDS = ("number", "integer", "choice", "integer-or-inf")
-
-
-@dataclass(frozen=True)
-class SolveRange:
-    """Where ``rdpcalc calibrate`` searches a parameter: from ``low`` to ``high`` (times the
-    parameter ``relative_to`` when given, e.g. a noise scale as a multiple of the clipping
-    bound), on a log scale if ``log``."""
-
-    low: float
-    high: float
-    log: bool = False
-    relative_to: str | None = None
-
-    def ends(self, params: dict) -> tuple[float, float, bool]:
-        """(low, high, log) for the other parameters ``params``."""
-        unit = 1.0 if self.relative_to is None else float(params[self.relative_to])
-        return self.low * unit, self.high * unit, self.log
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of a mechanism, declared once: the base class converts and checks it, the
-    CLI builds its option, calibrate reads its search range.
-
-    ``name`` is the dataclass field and the API keyword (the paper's symbol); ``kind`` one of
-    :data:`KINDS`; ``default`` its default (None: required, unless ``optional``, where None
-    means "not given"); ``low``/``high`` its range, open at an end where ``low_open``/``high_open``;
-    ``choices`` the values of a choice. On the command line it is ``option`` (default
-    ``--name``), also spelled ``aliases`` (the paper's symbol where the shared vocabulary
-    differs) and, with a one-line hint, ``deprecated``. ``solve``: its range for calibrate."""
-
-    name: str
-    kind: str
-    help: str
-    default: object = None
-    low: Fraction | int | None = None
-    high: Fraction | int | None = None
-    low_open: bool = False
-    high_open: bool = False
-    choices: tuple[str, ...] = ()
-    option: str = ""
-    aliases: tuple[str, ...] = ()
-    deprecated: tuple[str, ...] = ()
-    solve: SolveRange | None = None
-    optional: bool = False
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"Param {self.name}: kind must be one of {KINDS}, got {self.kind!r}")
-        if not self.option:
-            object.__setattr__(self, "option", "--" + self.name.replace("_", "-"))
-
-    @property
-    def required(self) -> bool:
-        return self.default is None and not self.optional
-
-    def convert(self, value):
-        """``value`` (a number, a decimal or rational string, a choice) converted and checked:
-        :class:`ParameterError` naming the parameter and its range otherwise. None stays None
-        for an optional parameter and for an integer-or-inf one (where it is ∞), so converting
-        a converted value changes nothing (``dataclasses.replace`` converts again)."""
-        if value is None or (self.optional and isinstance(value, str) and value.strip().lower() == "none"):
-            if self.optional or (value is None and self.kind == "integer-or-inf"):  # None: not given, or ∞
-                return None
-            raise ParameterError(self.name, f"is required: {self.range_text()}")
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise ParameterError(self.name, f"must be one of {', '.join(self.choices)}, got {value!r}")
-            return value
-        if self.kind == "integer-or-inf" and isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "∞"):
-            return None
-        number = to_int(value, self.name) if self.kind in ("integer", "integer-or-inf") else to_fraction(value, self.name)
-        if not self._in_range(number):
-            raise ParameterError(self.name, f"{self.range_text()}, got {fmt(Fraction(number))}")
-        return number
-
-    def _in_range(self, number) -> bool:
-        low_ok = self.low is None or (number > self.low if self.low_open else number >= self.low)
-        high_ok = self.high is None or (number < self.high if self.high_open else number <= self.high)
-        return low_ok and high_ok
-
-    def range_text(self) -> str:
-        """"must be …" with the valid values."""
-        if self.kind == "choice":
-            return f"must be one of {', '.join(self.choices)}"
-        what = "an integer" if self.kind != "number" else "a number"
-        suffix = " or inf" if self.kind == "integer-or-inf" else ""
-        if self.low is not None and self.high is not None:
-            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-            return f"must be {what} in {left}{fmt(Fraction(self.low))}, {fmt(Fraction(self.high))}{right}{suffix}"
-        if self.low is not None:
-            return f"must be {what} {'>' if self.low_open else '≥'} {fmt(Fraction(self.low))}{suffix}"
-        if self.high is not None:
-            return f"must be {what} {'<' if self.high_open else '≤'} {fmt(Fraction(self.high))}{suffix}"
-        return f"must be {what}{suffix}"
 
 
 def bits_param() -> Param:

@@ -47,9 +47,15 @@ from ..errors import ParameterError, SelfCheckFailed
 from ..logdomain import logsumexp
 from ..mechanisms import Mechanism, log_pmf
 from ..mechanisms.base import check_log_range, check_probabilities
+from ..params import Param
 from . import exact, fast, levels
 
 ENGINES = ("fast", "exact")
+#: the engine: float64 in the log domain, or MPFR at ``dps`` digits
+ENGINE = Param("engine", "choice", "fast: float64 log domain; exact: MPFR at --dps digits.",
+               default="fast", choices=ENGINES)
+#: the exact engine's (and the mpmath pmfs') working precision, in decimal digits
+DPS = Param("dps", "integer", "Digits of the exact engine, {range}.", default=50, low=15, high=1000)
 
 #: the exact engine refuses sums whose support exceeds this (its cost grows as support²)
 EXACT_MAX_SUPPORT = 20_001
@@ -213,10 +219,8 @@ class ExactEngine:
 
 
 def check_dps(dps) -> int:
-    """``dps``, the exact engine's (and the mpmath pmfs') digits, checked to lie in [15, 1000]."""
-    if isinstance(dps, bool) or not isinstance(dps, int) or not 15 <= dps <= 1000:
-        raise ParameterError("dps", f"must be an integer in [15, 1000], got {dps!r}")
-    return dps
+    """``dps``, the exact engine's (and the mpmath pmfs') digits, converted and checked (:data:`DPS`)."""
+    return DPS.convert(dps)
 
 
 def check_modulus(modulus) -> int | None:
@@ -231,12 +235,10 @@ def make_engine(name: str, dps: int = 50, clients: int = EXACT_MAX_SUPPORT - 1,
     """The engine called ``name`` ("fast" or "exact"; the most clients summed only matters for
     exact; ``dps`` is checked for both, so an out-of-range value is never silently ignored);
     ``modulus``: divergences of sums wrapped modulo it (a mechanism's ``modulus``)."""
-    check_dps(dps)
-    if name == "fast":
+    dps = check_dps(dps)
+    if ENGINE.convert(name) == "fast":
         return FastEngine(modulus)
-    if name == "exact":
-        return ExactEngine(dps, clients, modulus)
-    raise ParameterError("engine", f"must be one of {', '.join(ENGINES)}, got {name!r}")
+    return ExactEngine(dps, clients, modulus)
 
 
-__all__ = ["ENGINES", "ExactEngine", "FastEngine", "check_dps", "make_engine", "exact", "fast", "levels"]
+__all__ = ["DPS", "ENGINE", "ENGINES", "ExactEngine", "FastEngine", "check_dps", "make_engine", "exact", "fast", "levels"]

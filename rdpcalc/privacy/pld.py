@@ -45,13 +45,17 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..params import Param
 
 #: default grid step h of the privacy loss (nats), dp-accounting's default
 DISCRETIZATION = 1e-4
+#: the grid step, declared once
+DISCRETIZATION_STEP = Param("discretization", "number", "pld: the grid step of the privacy loss, in nats, {range}.",
+                            default=DISCRETIZATION, low=Fraction(1e-6), high=Fraction(0.1))  # the floats, exactly
 #: losses above this go to +∞ (pessimistic), below −LOSS_CAP are raised to it
 LOSS_CAP = 300.0
 #: the least allowance for the FFT's rounding in δ (:func:`rounding_allowance`)
@@ -76,10 +80,9 @@ TAIL_MASS_TRUNCATION = 1e-15
 
 
 def check_discretization(value) -> float:
-    """A grid step in [1e−6, 0.1] nats (finer grids cost memory and time without changing ε)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 1e-6 <= value <= 0.1:
-        raise ParameterError("discretization", f"must lie in [1e-06, 0.1] (nats), got {value!r}")
-    return float(value)
+    """A grid step in [1e−6, 0.1] nats (:data:`DISCRETIZATION_STEP`; finer grids cost memory
+    and time without changing ε)."""
+    return float(DISCRETIZATION_STEP.convert(value))
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..logdomain import logsumexp
+from ..params import Param
 
 #: orders used for unamplified curves: fine near 1, up to 10⁴
 ORDERS = np.array(sorted({1 + x / 20 for x in range(1, 20)} | set(range(2, 65)) |
@@ -42,6 +43,12 @@ GAUSSIAN_ORDERS = np.concatenate([1 + np.arange(1, 20) / 20, 2 + np.arange(0, 90
 SAMPLING = ("poisson", "without-replacement")
 #: who sees what (see the module docstring); the sample is hidden only from ``release``
 OBSERVERS = ("server", "release", "local")
+#: how the n clients of a round are drawn, and who sees what, declared once
+SAMPLING_SCHEME = Param("sampling", "choice", "How the n clients of a round are drawn (poisson: each at rate n/CLIENTS, "
+                        "with --relation add-remove).", default="without-replacement", choices=SAMPLING)
+OBSERVER = Param("observer", "choice", "Who sees what. server: the SecAgg sum, knowing who was sampled; release: the "
+                 "released sum, the sample hidden (amplification by sampling); local: each message.", default="server",
+                 choices=OBSERVERS)
 OBSERVER_TEXT = {
     "server": "server: sees the SecAgg sum of the n sampled clients and knows who was sampled (no amplification)",
     "release": "release: a third party sees the released sum; the sample is hidden (amplification by sampling)",
@@ -165,13 +172,9 @@ def amplify(curve: RdpCurve, rate: float, sampling: str, orders=INTEGER_ORDERS) 
         raise ValueError(f"amplification needs the curve at every integer order up to {needed}; missing {missing[:3]}")
     eps_inf = float(curve.values[curve.orders == math.inf][0]) if math.inf in curve.orders else math.inf
     values = []
+    poisson = SAMPLING_SCHEME.convert(sampling) == "poisson"
     for a in np.asarray(orders, dtype=int):
-        if sampling == "poisson":
-            values.append(_zhu_wang(base, a, rate))
-        elif sampling == "without-replacement":
-            values.append(_wang_balle_kasiviswanathan(base, a, rate, eps_inf))
-        else:
-            raise ParameterError("sampling", f"must be one of {', '.join(SAMPLING)}, got {sampling!r}")
+        values.append(_zhu_wang(base, a, rate) if poisson else _wang_balle_kasiviswanathan(base, a, rate, eps_inf))
     amplified = dict(zip(np.asarray(orders, dtype=float), np.minimum(values, [base[int(a)] for a in orders])))
     every = np.array(sorted(set(amplified) | set(curve.orders.tolist())))
     return RdpCurve(every, np.array([amplified[a] if a in amplified else curve.at(a) for a in every]))

@@ -35,11 +35,31 @@ from ..errors import ParameterError
 from ..exactnum import fmt
 from ..mechanisms import Mechanism
 from ..numerics import levels
+from ..params import Param
 from ..resources import Cost
 from . import certificate, kfamily, secagg
 from .secagg import Configuration
 
 PROTOCOLS = ("worst", "pm-c", "paper")
+
+#: the options that choose the neighbours, declared once: :func:`choose_neighbours` converts and
+#: checks them, the command line shows them
+CLIENTS_IN_SUM = Param("n", "integer", "Clients in the SecAgg sum, {range}.", default=1, low=1, high=10**6)
+NEIGHBOURS = Param(
+    "neighbours", "choice", "worst: max over neighbouring inputs (n=1: all breakpoint pairs, exact; n>1: client 1 over "
+    "all breakpoint pairs, the others searched over multisets of breakpoints, with a certified upper bound); pm-c: the "
+    "papers' family, x1=±c and the others at ±c (a lower bound of worst); paper: x1=c vs −c, others at ±c at random "
+    "(--seed).", default="worst", choices=PROTOCOLS)
+OTHERS_PLUS = Param("others_plus", "integer", "Exactly K of the other n−1 clients at +bound (the rest at −bound), "
+                    "0 ≤ K ≤ n−1.", low=0, optional=True)
+SEED = Param("seed", "integer", "Seed of --neighbours paper.", default=0, low=0)
+BUDGET = Param("budget", "integer", "--neighbours worst, n>1: search exhaustively when the others' multisets number at "
+               "most COUNT ({range}); the certificate's data-processing part enumerates as many others as fit in it.",
+               default=secagg.EXHAUSTIVE_BUDGET, low=1, high=secagg.MAX_BUDGET)
+CERTIFY_WITHIN = Param("certify_within", "number", "--neighbours worst, n>1: the certificate refines each node until it "
+                       "is within this fraction of the value found, {range} (0: as far as it goes; slower, and the "
+                       "bracket closes where every node reaches the value found).", default=certificate.TOLERANCE,
+                       low=0, high=certificate.MAX_TOLERANCE)
 #: the largest n for the worst case over k with every row in full (n configurations of n clients each)
 WORST_MAX_N = 2000
 #: the largest n for the ±c family's worst case over k on windows (:mod:`rdpcalc.worstcase.kfamily`, O(n^1.5 log n))
@@ -122,7 +142,7 @@ def choose_neighbours(mechanism: Mechanism, n: int, request: Request = Request()
     ``inputs`` (one client only) replaces the breakpoints of ``worst`` by a given set of
     inputs, e.g. a grid.
     """
-    _check_request(n, request)
+    n, request = _checked(n, request)
     searched = (request.protocol == "worst" and n > 1 and request.others_plus is None and request.x is None
                 and request.inputs is None)
     _check_size(n, request, searched)
@@ -141,29 +161,24 @@ def choose_neighbours(mechanism: Mechanism, n: int, request: Request = Request()
                       inputs_parameter=None if request.inputs is None else request.inputs.parameter)
 
 
-def _check_request(n: int, request: Request) -> None:
-    """:class:`ParameterError` for an option out of its range or a combination without meaning."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ParameterError("n", f"must be an integer ≥ 1, got {n!r}")
-    if request.protocol not in PROTOCOLS:
-        raise ParameterError("neighbours", f"must be one of {', '.join(PROTOCOLS)}, got {request.protocol!r}")
+def _checked(n, request: Request) -> tuple[int, Request]:
+    """``n`` and the request converted and checked against their declarations
+    (:class:`ParameterError` for an option out of its range or a combination without meaning)."""
+    n = CLIENTS_IN_SUM.convert(n)
+    request = replace(request, protocol=NEIGHBOURS.convert(request.protocol), seed=SEED.convert(request.seed),
+                      budget=BUDGET.convert(request.budget),
+                      certify_within=float(CERTIFY_WITHIN.convert(request.certify_within)))
     if (request.x is None) != (request.x_prime is None):
         raise ParameterError("x_prime" if request.x_prime is None else "x", "`x` and `x_prime` must be given together")
     k = request.others_plus
     if k is not None:
         if request.protocol == "paper":
             raise ParameterError("others_plus", "cannot be combined with `neighbours` paper (which draws k at random)")
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n - 1:
-            raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}")
-    budget, within, seed = request.budget, request.certify_within, request.seed
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= secagg.MAX_BUDGET:
-        raise ParameterError("budget", f"must be an integer in [1, {secagg.MAX_BUDGET}], got {budget!r}")
-    if isinstance(within, bool) or not isinstance(within, int | float) or \
-            not 0 <= within <= certificate.MAX_TOLERANCE:
-        raise ParameterError("certify_within", f"must be a number in [0, {certificate.MAX_TOLERANCE}], got "
-                                               f"{within!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ParameterError("seed", f"must be an integer ≥ 0, got {seed!r}")
+        try:
+            request = replace(request, others_plus=replace(OTHERS_PLUS, high=n - 1).convert(k))
+        except ParameterError:  # the range in words: it depends on n
+            raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}") from None
+    return n, request
 
 
 def _check_size(n: int, request: Request, searched: bool) -> None:
