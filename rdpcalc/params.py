@@ -7,6 +7,7 @@ its help and its error from the same declaration.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -14,9 +15,10 @@ from fractions import Fraction
 from .errors import ParameterError
 from .exactnum import fmt, to_fraction, to_int
 
-#: what a parameter's values are: an exact number (Fraction), an integer, one of ``choices``, or
-#: an integer or "inf" (None)
-KINDS = ("number", "integer", "choice", "integer-or-inf")
+#: what a parameter's values are: an exact number (Fraction), an integer, one of ``choices``, an
+#: integer or "inf" (None), or a finite float (an option of float arithmetic: a noise scale, a
+#: grid step, an ε target)
+KINDS = ("number", "integer", "choice", "integer-or-inf", "float")
 
 
 @dataclass(frozen=True)
@@ -90,13 +92,15 @@ class Param:
             return None
         integer = self.kind in ("integer", "integer-or-inf")
         try:
-            number = to_int(value, self.name) if integer else to_fraction(value, self.name)
+            number = (to_int(value, self.name) if integer else _to_float(value, self.name) if self.kind == "float"
+                      else to_fraction(value, self.name))
         except ParameterError:
             if not self._bounded():
                 raise
             raise ParameterError(self.name, f"{self.range_text()}, got {value!r}") from None  # the range, not just the type
         if not self._in_range(number):
-            raise ParameterError(self.name, f"{self.range_text()}, got {fmt(Fraction(number))}")
+            shown = number if self.kind == "float" else fmt(Fraction(number))
+            raise ParameterError(self.name, f"{self.range_text()}, got {shown}")
         return number
 
     def _in_range(self, number) -> bool:
@@ -121,7 +125,7 @@ class Param:
             return f"{'>' if self.low_open else '≥'} {low}"
         if self.high is not None:
             return f"{'<' if self.high_open else '≤'} {high}"
-        return "any " + ("integer" if self.kind != "number" else "number")
+        return "any " + ("number" if self.kind in ("number", "float") else "integer")
 
     def help_text(self, text: str | None = None) -> str:
         """The help of the option: ``text`` (default :attr:`help`) with ``{range}`` replaced by
@@ -132,7 +136,7 @@ class Param:
         """"must be …" with the valid values."""
         if self.kind == "choice":
             return f"must be one of {', '.join(self.choices)}"
-        what = "an integer" if self.kind != "number" else "a number"
+        what = "a number" if self.kind in ("number", "float") else "an integer"
         suffix = " or inf" if self.kind == "integer-or-inf" else ""
         if self.low is not None and self.high is not None:
             left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
@@ -142,6 +146,17 @@ class Param:
         if self.high is not None:
             return f"must be {what} {'<' if self.high_open else '≤'} {fmt(Fraction(self.high))}{suffix}"
         return f"must be {what}{suffix}"
+
+
+def _to_float(value, parameter: str) -> float:
+    """``value`` (a number or a decimal text) as a finite float; a bool is not a number."""
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise ParameterError(parameter, f"must be a finite number, got {value!r}")
+    return number
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")

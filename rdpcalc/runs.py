@@ -38,13 +38,13 @@ ROUNDS = Param("rounds", "integer", "Training rounds, {range}.", default=1, low=
 PARTICIPATION = Param("participation", "integer", "server/local: the rounds the client takes part in, 1 … ROUNDS "
                       "(default all: the worst case).", low=1, optional=True)
 #: an ε to meet (calibrate), or to report δ at (account)
-TARGET_EPSILON = Param("dp_epsilon", "number", "The ε to meet, {range}.", low=0, low_open=True)
-REPORTED_EPSILON = Param("dp_epsilon", "number", "Also report δ at this ε, {range}.", low=0, optional=True)
+TARGET_EPSILON = Param("dp_epsilon", "float", "The ε to meet, {range}.", low=0, low_open=True)
+REPORTED_EPSILON = Param("dp_epsilon", "float", "Also report δ at this ε, {range}.", low=0, optional=True)
 #: the reference mechanisms' parameters
-SIGMA = Param("sigma", "number", "Noise standard deviation σ {range}.", low=0, low_open=True, optional=True)
-SCALE = Param("scale", "number", "Laplace scale b {range}.", low=0, low_open=True, optional=True)
-SENSITIVITY = Param("sensitivity", "number", "Sensitivity Δ {range} (ℓ₂ / ℓ₁).", default=1.0, low=0, low_open=True)
-SAMPLE_RATE = Param("sample_rate", "number", "Sampling rate in {range}.", default=1.0, low=0, high=1, low_open=True)
+SIGMA = Param("sigma", "float", "Noise standard deviation σ {range}.", low=0, low_open=True, optional=True)
+SCALE = Param("scale", "float", "Laplace scale b {range}.", low=0, low_open=True, optional=True)
+SENSITIVITY = Param("sensitivity", "float", "Sensitivity Δ {range} (ℓ₂ / ℓ₁).", default=1.0, low=0, low_open=True)
+SAMPLE_RATE = Param("sample_rate", "float", "Sampling rate in {range}.", default=1.0, low=0, high=1, low_open=True)
 #: where calibrate searches the reference mechanisms' noise (the quantization mechanisms declare
 #: theirs on their parameters, ``Param(..., solve=...)``)
 REFERENCE_SOLVABLE = {
@@ -327,7 +327,7 @@ def check_participation(participation, rounds: int, observer: str, rate: float) 
 def _check_epsilon(value, strict: bool) -> float:
     """An ε target ``dp_epsilon``: a finite number > 0 (``strict``: :data:`TARGET_EPSILON`) or
     ≥ 0 (:data:`REPORTED_EPSILON`)."""
-    return float((TARGET_EPSILON if strict else REPORTED_EPSILON).convert(value))
+    return (TARGET_EPSILON if strict else REPORTED_EPSILON).convert(value)
 
 
 def account_reference_run(
@@ -366,9 +366,9 @@ def account_reference_run(
     declared, given = (SIGMA, sigma) if name == "gaussian" else (SCALE, scale)
     if given is None:
         raise ParameterError(noise, f"is required for {name}: {declared.range_text()}")
-    noise_value = float(declared.convert(given))
-    sensitivity = float(SENSITIVITY.convert(sensitivity))
-    sample_rate = float(SAMPLE_RATE.convert(sample_rate))
+    noise_value = declared.convert(given)
+    sensitivity = SENSITIVITY.convert(sensitivity)
+    sample_rate = SAMPLE_RATE.convert(sample_rate)
     rounds = check_rounds(rounds)
     sampling = acc.SAMPLING_SCHEME.convert(sampling)
     sampled = sample_rate < 1

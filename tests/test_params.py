@@ -80,3 +80,17 @@ def test_the_hand_check_finder_finds_one():
     source = 'if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n    raise ParameterError("n", "…")\n'
     node = ast.parse(source).body[0]
     assert re.search(r"isinstance\((\w+), bool\) or not isinstance\(\1, int", ast.unparse(node.test))
+
+
+@pytest.mark.parametrize("value, converted", [(0.25, 0.25), ("0.25", 0.25), (1e300, 1e300), (2, 2.0)])
+def test_a_float_option_stays_a_float(value, converted):
+    """Options of float arithmetic (noise scales, grid steps) keep the float's whole range: 1e300
+    is a valid Laplace sensitivity (its ε is +∞ on the PLD grid, not an error)."""
+    result = Param("sensitivity", "float", "", low=0, low_open=True).convert(value)
+    assert result == converted and type(result) is float
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("inf"), float("nan"), "many", True])
+def test_a_float_option_refuses_with_its_range(value):
+    with pytest.raises(rdpcalc.ParameterError, match=r"^sensitivity: must be a number > 0, got "):
+        Param("sensitivity", "float", "", low=0, low_open=True).convert(value)

@@ -58,11 +58,11 @@ BYTES_PER_COORDINATE = 160
 ROUNDS = Param("rounds", "integer", "Rounds, {range}.", default=200, low=1, high=10**6)
 CLIENTS = Param("clients", "integer", "Clients the data is split across, {range}.", default=100, low=1, high=10**6)
 SAMPLED = Param("n", "integer", "Clients sampled per round, 1 … CLIENTS.", default=10, low=1, high=10**6)
-LR = Param("lr", "number", "Server learning rate η {range}.", default=0.5, low=0, low_open=True)
+LR = Param("lr", "float", "Server learning rate η {range}.", default=0.5, low=0, low_open=True)
 BATCH = Param("batch", "integer", "Minibatch size per client, {range}.", default=32, low=1, high=10**5)
 HIDDEN = Param("hidden", "integer", "Hidden units of the MLP, {range}.", default=32, low=1, high=10**5)
 SEED = Param("seed", "integer", "Seed of the split, sampling and mechanisms.", default=0, low=0, high=2**63 - 1)
-CLIP = Param("clip", "number", "The clipped-SGD baseline's bound", low=0, low_open=True, optional=True)
+CLIP = Param("clip", "float", "The clipped-SGD baseline's bound", low=0, low_open=True, optional=True)
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,8 @@ def configure(*, mechanism: str, params: dict, clip, rounds, n, lr, batch, hidde
                                      "`params`")
     integers = {"rounds": ROUNDS.convert(rounds), "per_round": SAMPLED.convert(n), "batch": BATCH.convert(batch),
                 "hidden": HIDDEN.convert(hidden), "seed": SEED.convert(seed)}
-    baseline = {} if clip is None else {"clip": float(CLIP.convert(clip))}
-    return RunConfig(mechanism=mechanism, params=dict(params), lr=float(LR.convert(lr)),
+    baseline = {} if clip is None else {"clip": CLIP.convert(clip)}
+    return RunConfig(mechanism=mechanism, params=dict(params), lr=LR.convert(lr),
                      dp_delta=check_delta(float(to_fraction(dp_delta, "dp_delta")), "dp_delta"), **baseline, **integers)
 
 

@@ -86,7 +86,8 @@ def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
     return Opt(param.name, param.help, kind=kind, option=param.option, aliases=param.aliases,
                deprecated=param.deprecated, panel=panel, show=show,
                required=param.required if required is None else required,
-               metavar={"integer": "INTEGER", "number": "NUMBER", "integer-or-inf": "INTEGER|inf"}.get(param.kind))
+               metavar={"integer": "INTEGER", "number": "NUMBER", "float": "NUMBER",
+                        "integer-or-inf": "INTEGER|inf"}.get(param.kind))
 
 
 def option(param: Param, panel: str, *, help: str | None = None, metavar: str | None = None, **extra) -> Opt:
@@ -96,7 +97,7 @@ def option(param: Param, panel: str, *, help: str | None = None, metavar: str | 
     value against the same declaration. ``extra``: other :class:`Opt` fields (``deprecated``,
     ``required``), or a ``default`` or ``kind`` of the command's own (``kind=str`` keeps a
     number's text, for the API to read exactly)."""
-    kind: object = {"integer": int, "number": float, "choice": param.choices}.get(param.kind, str)
+    kind: object = {"integer": int, "number": float, "float": float, "choice": param.choices}.get(param.kind, str)
     fields = {"kind": kind, "default": param.default, "option": param.option, "panel": panel, "metavar": metavar}
     return Opt(param.name, param.help_text(help), **{**fields, **extra})
 

@@ -54,7 +54,7 @@ from ..params import Param
 #: default grid step h of the privacy loss (nats), dp-accounting's default
 DISCRETIZATION = 1e-4
 #: the grid step, declared once
-DISCRETIZATION_STEP = Param("discretization", "number", "pld: the grid step of the privacy loss, in nats, {range}.",
+DISCRETIZATION_STEP = Param("discretization", "float", "pld: the grid step of the privacy loss, in nats, {range}.",
                             default=DISCRETIZATION, low=Fraction(1e-6), high=Fraction(0.1))  # the floats, exactly
 #: losses above this go to +∞ (pessimistic), below −LOSS_CAP are raised to it
 LOSS_CAP = 300.0
@@ -82,7 +82,7 @@ TAIL_MASS_TRUNCATION = 1e-15
 def check_discretization(value) -> float:
     """A grid step in [1e−6, 0.1] nats (:data:`DISCRETIZATION_STEP`; finer grids cost memory
     and time without changing ε)."""
-    return float(DISCRETIZATION_STEP.convert(value))
+    return DISCRETIZATION_STEP.convert(value)
 
 
 @dataclass(frozen=True)

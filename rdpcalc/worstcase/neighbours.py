@@ -56,7 +56,7 @@ SEED = Param("seed", "integer", "Seed of --neighbours paper.", default=0, low=0)
 BUDGET = Param("budget", "integer", "--neighbours worst, n>1: search exhaustively when the others' multisets number at "
                "most COUNT ({range}); the certificate's data-processing part enumerates as many others as fit in it.",
                default=secagg.EXHAUSTIVE_BUDGET, low=1, high=secagg.MAX_BUDGET)
-CERTIFY_WITHIN = Param("certify_within", "number", "--neighbours worst, n>1: the certificate refines each node until it "
+CERTIFY_WITHIN = Param("certify_within", "float", "--neighbours worst, n>1: the certificate refines each node until it "
                        "is within this fraction of the value found, {range} (0: as far as it goes; slower, and the "
                        "bracket closes where every node reaches the value found).", default=certificate.TOLERANCE,
                        low=0, high=certificate.MAX_TOLERANCE)
@@ -167,7 +167,7 @@ def _checked(n, request: Request) -> tuple[int, Request]:
     n = CLIENTS_IN_SUM.convert(n)
     request = replace(request, protocol=NEIGHBOURS.convert(request.protocol), seed=SEED.convert(request.seed),
                       budget=BUDGET.convert(request.budget),
-                      certify_within=float(CERTIFY_WITHIN.convert(request.certify_within)))
+                      certify_within=CERTIFY_WITHIN.convert(request.certify_within))
     if (request.x is None) != (request.x_prime is None):
         raise ParameterError("x_prime" if request.x_prime is None else "x", "`x` and `x_prime` must be given together")
     k = request.others_plus
