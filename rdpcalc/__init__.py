@@ -9,7 +9,7 @@ The Python API, by module:
   :func:`account_reference`, :func:`account_reference_run`, :func:`calibrate`;
 - :mod:`rdpcalc.layered.tables`: :func:`layered_divergence`, :func:`layered_bits`;
 - :mod:`rdpcalc.accountant`: the :class:`Accountant` and its events (frozen records: ``to_dict``,
-  :func:`event_from_dict`);
+  :func:`event_from_dict`), which composes dp-accounting's events too;
 - :mod:`rdpcalc.mechanisms`: the :class:`Mechanism` interface, :class:`Param` and :func:`register`,
   which makes a new mechanism known to every function and command.
 
@@ -18,7 +18,15 @@ an invalid parameter raises :class:`ParameterError` naming its keyword. The comm
 (``rdpcalc``) is a layer over these functions.
 """
 
-from .accountant import Accountant, DpEvent, GaussianEvent, LaplaceEvent, MechanismEvent, PairEvent, event_from_dict
+from .accountant import (
+    Accountant,
+    DpEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    MechanismEvent,
+    PairEvent,
+    event_from_dict,
+)
 from .bounds import bound
 from .errors import ParameterError
 from .layered.tables import layered_bits, layered_divergence

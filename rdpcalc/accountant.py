@@ -21,6 +21,10 @@ documents the mathematics completely: it compares by value, prints readably and 
 through plain data (``event.to_dict()``, :func:`event_from_dict`), as dp-accounting's events do;
 what it computes is kept beside it (never compared or written out), so it is computed once
 however often the event is composed.
+
+dp-accounting's own events (``dp_accounting.GaussianDpEvent``, ``PoissonSampledDpEvent``, …) compose
+in the same accountant, through dp-accounting's accountant for the method, so that a DP-SGD run and
+a quantized one are accounted together.
 """
 
 from __future__ import annotations
@@ -106,7 +110,14 @@ class Accountant:
 
     ``compose(event, count)`` returns the accountant (so calls chain); ``get_epsilon(delta)``
     and ``get_delta(epsilon)`` answer for everything composed so far (ε = 0 and δ = 0 before
-    anything is composed)."""
+    anything is composed). An event is an rdpcalc :class:`DpEvent` or a dp-accounting event
+    (``dp_accounting.DpEvent``), which dp-accounting's own accountant for the method composes:
+    ``PLDAccountant`` on the grid step ``discretization`` (its PLD is then composed with the
+    others here), or ``RdpAccountant`` at :data:`rdpcalc.privacy.rdp.SHARED_ORDERS` (its curve is
+    added to the others at the orders they share), both with dp-accounting's neighbouring relation,
+    add/remove — the relation of :class:`GaussianEvent`. An event that accountant does not support
+    (its ``supports(event)``) is refused with :class:`ParameterError` naming ``event``, before
+    anything is composed."""
 
     def __init__(self, method: str = "pld", discretization: float = pldlib.DISCRETIZATION):
         if method not in METHODS:
@@ -118,18 +129,20 @@ class Accountant:
         self._pld = None
         self._curve: acc.RdpCurve | None = None
 
-    def compose(self, event: DpEvent, count: int = 1) -> Accountant:
-        """Add ``count`` ≥ 1 independent uses of ``event``."""
+    def compose(self, event, count: int = 1) -> Accountant:
+        """Add ``count`` ≥ 1 independent uses of ``event`` (an rdpcalc or a dp-accounting event)."""
         if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
             raise ParameterError("count", f"must be an integer ≥ 1, got {count!r}")
         count = int(count)
+        ours = hasattr(event, "rdp_curve")  # a DpEvent, or what speaks its protocol (runs' amplified events)
         if self.method == "pld":
-            composed = pldlib.compose(event.pld(self.discretization), count)
+            composed = (pldlib.compose(event.pld(self.discretization), count) if ours
+                        else pldlib.dp_accounting_pld(event, count, self.discretization))
             self._pld = composed if self._pld is None else pldlib.compose_two(self._pld, composed)
         else:
-            curve = event.rdp_curve().scaled(count)
+            curve = event.rdp_curve().scaled(count) if ours else acc.dp_accounting_curve(event, count)
             self._curve = curve if self._curve is None else _add_curves(self._curve, curve)
-        self.ledger.append((event.describe(), count))
+        self.ledger.append((event.describe() if ours else f"dp-accounting {event!r}", count))
         return self
 
     def get_epsilon(self, delta: float) -> float:

@@ -498,3 +498,23 @@ def infinity_reason(pld, delta: float) -> str | None:
 def delta(pld, eps: float) -> float:
     """H_{e^ε} of the (composed) dominating pair plus :func:`rounding_allowance`."""
     return min(1.0, float(pld.get_delta_for_epsilon(eps)) + rounding_allowance(pld))
+
+
+def dp_accounting_pld(event, count: int, h: float = DISCRETIZATION):
+    """``count`` ≥ 1 uses of a dp-accounting event (``dp_accounting.DpEvent``), composed by
+    dp-accounting's own ``PLDAccountant`` on the grid step ``h`` (its neighbouring relation, by
+    default add/remove; pessimistic rounding): the accountant's PLD, or all the mass at +∞ where
+    the event holds a ``NonPrivateDpEvent`` (the accountant's ε = +∞). :class:`ParameterError`
+    naming ``event`` where the accountant's ``supports(event)`` is False (anything that is not
+    a dp-accounting event included)."""
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant  # dp-accounting: start-up time
+
+    accountant = PLDAccountant(value_discretization_interval=h)
+    if not accountant.supports(event):
+        raise ParameterError("event", f"must be an rdpcalc event or a dp-accounting event that dp-accounting's PLDAccountant "
+                                  f"supports (method pld), got {event!r}")
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # (see compose)
+        accountant.compose(event, count)
+    pld = accountant._pld  # noqa: SLF001 (the accountant keeps its PLD; it has no public reader)
+    return _at_infinity(pld) if accountant._contains_non_dp_event else pld  # noqa: SLF001
+
