@@ -9,7 +9,8 @@ The Python API, by module:
   :func:`account_reference`, :func:`account_reference_run`, :func:`calibrate`;
 - :mod:`rdpcalc.layered.tables`: :func:`layered_divergence`, :func:`layered_bits`;
 - :mod:`rdpcalc.accountant`: the :class:`Accountant` and its events (frozen records: ``to_dict``,
-  :func:`event_from_dict`);
+  :func:`event_from_dict`), which composes dp-accounting's events too; an event's PLD and Rényi
+  curve for dp-accounting (:func:`pld_for_dp_accounting`, :func:`rdp_for_dp_accounting`);
 - :mod:`rdpcalc.mechanisms`: the :class:`Mechanism` interface, :class:`Param` and :func:`register`,
   which makes a new mechanism known to every function and command.
 
@@ -18,7 +19,17 @@ an invalid parameter raises :class:`ParameterError` naming its keyword. The comm
 (``rdpcalc``) is a layer over these functions.
 """
 
-from .accountant import Accountant, DpEvent, GaussianEvent, LaplaceEvent, MechanismEvent, PairEvent, event_from_dict
+from .accountant import (
+    Accountant,
+    DpEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    MechanismEvent,
+    PairEvent,
+    event_from_dict,
+    pld_for_dp_accounting,
+    rdp_for_dp_accounting,
+)
 from .bounds import bound
 from .errors import ParameterError
 from .layered.tables import layered_bits, layered_divergence
@@ -40,4 +51,4 @@ __all__ = ["MECHANISMS", "AccountedRun", "Accountant", "DpEvent", "GaussianEvent
            "MechanismEvent", "NeighbourOptions", "PairEvent", "Param", "ParameterError", "RunOptions",
            "SolveRange", "__version__", "account", "account_reference", "account_reference_run", "account_run",
            "bound", "calibrate", "divergence", "event_from_dict", "layered_bits", "layered_divergence",
-           "make_mechanism", "moments", "pmf", "register", "solvable"]
+           "make_mechanism", "moments", "pld_for_dp_accounting", "pmf", "rdp_for_dp_accounting", "register", "solvable"]

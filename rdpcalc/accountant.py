@@ -21,6 +21,11 @@ documents the mathematics completely: it compares by value, prints readably and 
 through plain data (``event.to_dict()``, :func:`event_from_dict`), as dp-accounting's events do;
 what it computes is kept beside it (never compared or written out), so it is computed once
 however often the event is composed.
+
+dp-accounting's own events (``dp_accounting.GaussianDpEvent``, ``PoissonSampledDpEvent``, …) compose
+in the same accountant, through dp-accounting's accountant for the method, so that a DP-SGD run and
+a quantized one are accounted together; and an event's PLD and Rényi curve go the other way
+(:func:`pld_for_dp_accounting`, :func:`rdp_for_dp_accounting`).
 """
 
 from __future__ import annotations
@@ -113,7 +118,14 @@ class Accountant:
 
     ``compose(event, count)`` returns the accountant (so calls chain); ``get_epsilon(delta)``
     and ``get_delta(epsilon)`` answer for everything composed so far (ε = 0 and δ = 0 before
-    anything is composed)."""
+    anything is composed). An event is an rdpcalc :class:`DpEvent` or a dp-accounting event
+    (``dp_accounting.DpEvent``), which dp-accounting's own accountant for the method composes:
+    ``PLDAccountant`` on the grid step ``discretization`` (its PLD is then composed with the
+    others here), or ``RdpAccountant`` at :data:`rdpcalc.privacy.rdp.SHARED_ORDERS` (its curve is
+    added to the others at the orders they share), both with dp-accounting's neighbouring relation,
+    add/remove — the relation of :class:`GaussianEvent`. An event that accountant does not support
+    (its ``supports(event)``) is refused with :class:`ParameterError` naming ``event``, before
+    anything is composed."""
 
     def __init__(self, method: str = "pld", discretization: float = pldlib.DISCRETIZATION):
         self.method = METHOD.convert(method)
@@ -122,16 +134,18 @@ class Accountant:
         self._pld = None
         self._curve: acc.RdpCurve | None = None
 
-    def compose(self, event: DpEvent, count: int = 1) -> Accountant:
-        """Add ``count`` ≥ 1 independent uses of ``event``."""
+    def compose(self, event, count: int = 1) -> Accountant:
+        """Add ``count`` ≥ 1 independent uses of ``event`` (an rdpcalc or a dp-accounting event)."""
         count = COUNT.convert(int(count) if isinstance(count, np.integer) else count)
+        ours = hasattr(event, "rdp_curve")  # a DpEvent, or what speaks its protocol (runs' amplified events)
         if self.method == "pld":
-            composed = pldlib.compose(event.pld(self.discretization), count)
+            composed = (pldlib.compose(event.pld(self.discretization), count) if ours
+                        else pldlib.dp_accounting_pld(event, count, self.discretization))
             self._pld = composed if self._pld is None else pldlib.compose_two(self._pld, composed)
         else:
-            curve = event.rdp_curve().scaled(count)
+            curve = event.rdp_curve().scaled(count) if ours else acc.dp_accounting_curve(event, count)
             self._curve = curve if self._curve is None else _add_curves(self._curve, curve)
-        self.ledger.append((event.describe(), count))
+        self.ledger.append((event.describe() if ours else f"dp-accounting {event!r}", count))
         return self
 
     def get_epsilon(self, delta: float) -> float:
@@ -168,6 +182,48 @@ class Accountant:
     def curve(self) -> acc.RdpCurve | None:
         """The composed Rényi curve (``rdp`` method)."""
         return self._curve
+
+
+def pld_for_dp_accounting(event: DpEvent, discretization: float = pldlib.DISCRETIZATION):
+    """One use of an rdpcalc ``event`` (for a :class:`MechanismEvent`, one round over its ``dim``
+    coordinates) as a dp-accounting ``PrivacyLossDistribution`` that stands on its own: compose it
+    with dp-accounting's PLDs (``compose``, ``self_compose``) and read ε or δ there
+    (``get_epsilon_for_delta``, ``get_delta_for_epsilon``). The grid step is ``discretization``
+    (or 2^j times it, where the coordinates' composition needed a coarser grid).
+
+    It is pessimistic: a dominating pair. ``event.pld`` is one (a dominating pair per
+    coordinate, :mod:`rdpcalc.privacy.pld`, composed over the coordinates by FFT), as far as the
+    allowance A for the FFT's rounding (:func:`rdpcalc.privacy.pld.rounding_allowance`) covers
+    it: what rdpcalc certifies is that the true hockey-stick curve T lies below the PLD's curve
+    H plus A at every γ = e^ε, where H_γ = ω_∞ + Σ_k p_k (1 − γ e^{−kh})_+. dp-accounting reads H
+    alone, so A is folded in (:func:`rdpcalc.privacy.pld.self_contained`): the values H(e^{kh}) + A
+    at the grid points bound T; T is convex with T(0) = 1, so the chord interpolation of their
+    lower convex hull (with (0, 1)) lies above T, and pessimistic connect-the-dots (Doroshenko et
+    al. 2022, Alg. 1) makes the PLD whose curve is that interpolation, with the last value as its
+    mass at +∞. Its δ at every ε is at least rdpcalc's own (:meth:`Accountant.get_delta` of one
+    use), larger by about A (at least 1e−11). Where rdpcalc's PLD route is refused (a
+    :class:`MechanismEvent` whose observer does not know a sample drawn without replacement), so
+    is this."""
+    return pldlib.self_contained(_rdpcalc_event(event).pld(pldlib.check_discretization(discretization)))
+
+
+def rdp_for_dp_accounting(event: DpEvent) -> tuple[np.ndarray, np.ndarray]:
+    """The Rényi curve of one use of an rdpcalc ``event`` (for a :class:`MechanismEvent`, one round
+    over its ``dim`` coordinates, amplified where the observer does not know the sample) as the
+    two arrays dp-accounting's conversion takes: (orders α, ε(α)) at the event's finite orders,
+    all > 1 (ε may be +∞). k uses are (α, k·ε(α)) (Mironov 2017, Prop. 1), and
+    ``dp_accounting.rdp.compute_epsilon(orders, k * values, δ)`` converts them as rdpcalc does
+    (Canonne, Kamath & Steinke 2020, Prop. 12). dp-accounting has no event that carries a Rényi
+    curve (its ``ZCDpEvent`` is the line ξ + ρα), so the curve travels as data."""
+    curve = _rdpcalc_event(event).rdp_curve()
+    finite = np.isfinite(curve.orders)
+    return curve.orders[finite].copy(), curve.values[finite].copy()
+
+
+def _rdpcalc_event(event) -> DpEvent:
+    if not isinstance(event, DpEvent):
+        raise ParameterError("event", f"must be an rdpcalc event (DpEvent), got {event!r}")
+    return event
 
 
 def _add_curves(first: acc.RdpCurve, second: acc.RdpCurve) -> acc.RdpCurve:

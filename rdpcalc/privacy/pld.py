@@ -501,3 +501,72 @@ def infinity_reason(pld, delta: float) -> str | None:
 def delta(pld, eps: float) -> float:
     """H_{e^ε} of the (composed) dominating pair plus :func:`rounding_allowance`."""
     return min(1.0, float(pld.get_delta_for_epsilon(eps)) + rounding_allowance(pld))
+
+
+def dp_accounting_pld(event, count: int, h: float = DISCRETIZATION):
+    """``count`` ≥ 1 uses of a dp-accounting event (``dp_accounting.DpEvent``), composed by
+    dp-accounting's own ``PLDAccountant`` on the grid step ``h`` (its neighbouring relation, by
+    default add/remove; pessimistic rounding): the accountant's PLD, or all the mass at +∞ where
+    the event holds a ``NonPrivateDpEvent`` (the accountant's ε = +∞). :class:`ParameterError`
+    naming ``event`` where the accountant's ``supports(event)`` is False (anything that is not
+    a dp-accounting event included)."""
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant  # dp-accounting: start-up time
+
+    accountant = PLDAccountant(value_discretization_interval=h)
+    if not accountant.supports(event):
+        raise ParameterError("event", f"must be an rdpcalc event or a dp-accounting event that dp-accounting's PLDAccountant "
+                                  f"supports (method pld), got {event!r}")
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # (see compose)
+        accountant.compose(event, count)
+    pld = accountant._pld  # noqa: SLF001 (the accountant keeps its PLD; it has no public reader)
+    return _at_infinity(pld) if accountant._contains_non_dp_event else pld  # noqa: SLF001
+
+
+def self_contained(pld):
+    """A dominating pair whose hockey-stick curve lies above :func:`delta` of ``pld`` (its curve
+    H plus the :func:`rounding_allowance` A) at every ε, so that dp-accounting, which knows
+    nothing of A, reads a valid (ε, δ) from it and composes it further with its own PLDs.
+
+    Let T be the curve of the pair ``pld`` stands for; what rdpcalc certifies is T ≤ H + A.
+    For each pmf (remove, and add where the PLD is not symmetric), on its grid h·ℤ:
+
+    1. the masses are made non-negative (the FFT leaves residues of ~1e−17 below 0), losses
+       above ``LOSS_CAP`` are moved to +∞ and those below −``LOSS_CAP`` raised to it (so that
+       e^{ih} stays a float): each raises H(γ) = ω_∞ + Σ_k p_k (1 − γ e^{−kh})_+, which grows
+       with every mass p_k and every loss kh;
+    2. E_i = H(e^{ih}) + A at every grid point i of the support (:func:`hockey_stick`, a sum of
+       positive terms) bounds T there;
+    3. steps 2–4 of the module docstring (:func:`dominating_pld`): E raised by ``FLOAT_SLACK``
+       and capped at 1, the lower convex hull of (0, 1) and the points (e^{ih}, E_i), and
+       pessimistic connect-the-dots. T is convex with T(0) = 1, so the chord interpolation of
+       the hull lies above T on [0, γ_last] (γ_last = e^{ih} at the last point), and beyond it
+       T ≤ T(γ_last) ≤ E_last, the mass put at +∞ (T is non-increasing): the result dominates,
+       and it is a PLD (masses ≥ 0, summing to 1 with that mass at +∞, itself ≥ A).
+
+    Where H is already convex (any PLD's curve is) the hull keeps its atoms, so the result is
+    ``pld`` with every δ raised by about A (≥ ``MIN_ROUNDING_ALLOWANCE``): the price of the
+    guarantee."""
+    allowance = rounding_allowance(pld)
+    return dominating_pld(*(_raised_envelope(_grid_of(pmf), allowance) for pmf in _pmfs(pld)))
+
+
+def _raised_envelope(grid: GridPld, allowance: float) -> Envelope:
+    """E_i = H(e^{ih}) + ``allowance`` at the grid points of ``grid``'s support (step 2 of
+    :func:`self_contained`)."""
+    values = hockey_stick(grid, grid.lower, grid.upper) + allowance
+    return Envelope(grid.lower, values, np.zeros(len(values), dtype=np.int64), ["pld"], grid.h)
+
+
+def _grid_of(pmf) -> GridPld:
+    """A dp-accounting pmf as a :class:`GridPld`, raised as step 1 of :func:`self_contained` says:
+    negative masses set to 0, losses above ``LOSS_CAP`` moved to +∞, those below −``LOSS_CAP``
+    raised to it."""
+    dense = pmf.to_dense_pmf()
+    h = float(dense._discretization)  # noqa: SLF001 (dp-accounting's layout)
+    indices = dense._lower_loss + np.arange(len(dense._probs))  # noqa: SLF001
+    masses = np.maximum(dense._probs, 0.0)  # noqa: SLF001
+    cap = math.floor(LOSS_CAP / h)
+    infinity_mass = min(1.0, float(dense._infinity_mass) + float(masses[indices > cap].sum()))  # noqa: SLF001
+    kept = indices <= cap
+    moved, inverse = np.unique(np.maximum(indices[kept], -cap), return_inverse=True)
+    return GridPld(moved, np.bincount(inverse, weights=masses[kept], minlength=len(moved)), infinity_mass, h)

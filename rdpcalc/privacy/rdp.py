@@ -40,6 +40,9 @@ ORDERS = np.array(sorted({1 + x / 20 for x in range(1, 20)} | set(range(2, 65)) 
 INTEGER_ORDERS = np.arange(2, 257, dtype=float)
 #: orders for the subsampled Gaussian: fine fractional steps below 11, then integers to 256
 GAUSSIAN_ORDERS = np.concatenate([1 + np.arange(1, 20) / 20, 2 + np.arange(0, 90) / 10, np.arange(11, 257)])
+#: every finite order of the curves here: dp-accounting's events are evaluated at these
+#: (:func:`dp_accounting_curve`), so that their curves share every order of the curves here
+SHARED_ORDERS = np.union1d(np.union1d(ORDERS, GAUSSIAN_ORDERS), INTEGER_ORDERS)
 SAMPLING = ("poisson", "without-replacement")
 #: who sees what (see the module docstring); the sample is hidden only from ``release``
 OBSERVERS = ("server", "release", "local")
@@ -150,6 +153,22 @@ def _log_sampled_gaussian_moment(sigma: float, rate: float, alpha: float) -> flo
             value += sum(integrate.quad(lambda z: math.exp(log_f(z) - top), a, b, epsabs=1e-15 * sigma, epsrel=1e-10,
                                         limit=200)[0] for a, b in zip(cuts, cuts[1:]))
     return top + math.log(value)
+
+
+def dp_accounting_curve(event, count: int) -> RdpCurve:
+    """The Rényi curve of ``count`` ≥ 1 uses of a dp-accounting event (``dp_accounting.DpEvent``)
+    at :data:`SHARED_ORDERS`, as dp-accounting's own ``RdpAccountant`` composes it (its neighbouring
+    relation, by default add/remove): ε(α) = count · ε_event(α), +∞ throughout for a
+    ``NonPrivateDpEvent``. :class:`ParameterError` naming ``event`` where the accountant's
+    ``supports(event)`` is False (anything that is not a dp-accounting event included)."""
+    from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant  # dp-accounting: start-up time
+
+    accountant = RdpAccountant(orders=SHARED_ORDERS.tolist())
+    if not accountant.supports(event):
+        raise ParameterError("event", f"must be an rdpcalc event or a dp-accounting event that dp-accounting's RdpAccountant "
+                                  f"supports (method rdp), got {event!r}")
+    accountant.compose(event, count)
+    return RdpCurve(accountant.orders.astype(float), accountant.rdp)
 
 
 def amplify(curve: RdpCurve, rate: float, sampling: str, orders=INTEGER_ORDERS) -> RdpCurve:
