@@ -49,6 +49,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..params import Param
 
 #: default grid step h of the privacy loss (nats), dp-accounting's default
