@@ -6,12 +6,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import tomllib
+from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 from rdpcalc.cli import main
 from rdpcalc.mechanisms import MECHANISMS
 
+ROOT = Path(__file__).resolve().parent.parent
 RQM = ["--c", "1.5", "--delta", "1.5", "--levels", "16", "--q", "0.42"]
 
 
@@ -104,6 +109,28 @@ def test_help_names_values_in_one_style_and_prints_defaults_plainly(capsys, comm
     assert code == 0
     assert not any(style in out for style in ("<int>", "<float>", "<str>", "<text>", "default: ("))
     assert "INTEGER" in out
+
+
+def test_positional_arguments_show_their_help(capsys, monkeypatch):
+    """typer < 0.26 on click 8.5 or later loses it (rdpcalc.cli.clicklib.restore_argument_help)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(capsys, "sweep", "--help")
+    assert code == 0 and "The sweep: a TOML file of [[task]] tables" in out
+    code, out, _ = run(capsys, "figures", "--help")
+    assert code == 0 and "Figure IDs, or all (see --list)." in out
+
+
+#: flwr 1.42.0's requirement on typer (its wheel's METADATA)
+FLOWER_TYPER = SpecifierSet(">=0.13.0,<0.21.0")
+
+
+def test_the_typer_pin_admits_the_typer_of_flower_1_42():
+    """rdpcalc installs beside Flower 1.42 (CI has no flwr: its requirement is copied above).
+    pip picks typer 0.20.1 there; below 0.19 typer cannot read the choices (Literal)."""
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    pin = next(Requirement(text).specifier for text in dependencies if Requirement(text).name == "typer")
+    assert "0.20.1" in pin and "0.20.1" in FLOWER_TYPER
+    assert "0.18.0" not in pin
 
 
 def test_a_missing_options_error_names_every_missing_option(capsys):
