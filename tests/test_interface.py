@@ -159,7 +159,7 @@ def test_figures_without_ids_asks_for_all(capsys):
     assert code == 2 and out == "" and "all" in err and err.count("\n") == 1
 
 
-def test_mechanisms_lists_every_registered_one_and_the_references(capsys):
+def test_mechanisms_lists_every_registered_one_and_the_references(capsys, monkeypatch):
     code, out, _ = run(capsys, "mechanisms", "--json")
     records = json.loads(out)
     assert [r["mechanism"] for r in records if r["kind"] == "registered"] == list(MECHANISMS)
@@ -174,8 +174,22 @@ def test_mechanisms_lists_every_registered_one_and_the_references(capsys):
     levels = next(p for p in rqm["parameters"] if p["name"] == "m")
     assert levels["option"] == "--levels" and levels["aliases"] == ["--m"] and levels["range"] == "an integer in [2, 4096]"
     assert "arXiv:2306.11913" in rqm["paper"] and rqm["solvable"] == ["delta", "q"]
+    monkeypatch.setenv("COLUMNS", "400")
     code, table, _ = run(capsys, "mechanisms")
     assert code == 0 and all(cls.title in table for cls in MECHANISMS.values())
+    assert all(f"{name} (reference)" in table for name in references)
+
+
+@pytest.mark.parametrize("columns, width", [(None, 80), ("100", 100), ("abc", 80)])
+def test_mechanisms_wraps_at_columns_or_80_into_a_pipe(capsys, monkeypatch, columns, width):
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    code, table, _ = run(capsys, "mechanisms")
+    lines = table.splitlines()
+    assert code == 0 and max(len(line) for line in lines) == width
+    assert "layered (reference)" in table and "--levels (--m): an" in table
 
 
 def test_errors_name_the_option_a_user_types(capsys):
