@@ -178,6 +178,7 @@ def test_mechanisms_lists_every_registered_one_and_the_references(capsys, monkey
     code, table, _ = run(capsys, "mechanisms")
     assert code == 0 and all(cls.title in table for cls in MECHANISMS.values())
     assert all(f"{name} (reference)" in table for name in references)
+    assert "--n: an integer in [1, 1000], default 1 [bound]" in table  # ddg's: the text is not read as markup
 
 
 @pytest.mark.parametrize("columns, width", [(None, 80), ("100", 100), ("abc", 80)])

@@ -16,6 +16,7 @@ import sys
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -444,6 +445,7 @@ def render_mechanisms(records: list[dict]) -> None:
             + (f", default {p['default']}" if p["default"] is not None else "")
             + (" [bound]" if p["name"] in r["bound_parameters"] else "") for p in r["parameters"])
         kind = "" if r["kind"] == "registered" else f" ({r['kind']})"
-        table.add_row(f"{r['mechanism']}{kind}\n{r['title']}\n\n{r['paper']}", parameters, ", ".join(r["commands"]))
+        cells = (f"{r['mechanism']}{kind}\n{r['title']}\n\n{r['paper']}", parameters, ", ".join(r["commands"]))
+        table.add_row(*(escape(cell) for cell in cells))  # plain text: "[bound]" is no markup
     print_wrapped(["every mechanism: the registered ones, then the references, which only the commands listed take "
                    "('rdpcalc COMMAND MECHANISM --help' for each)"], table)
