@@ -6,12 +6,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import tomllib
+from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 from rdpcalc.cli import main
 from rdpcalc.mechanisms import MECHANISMS
 
+ROOT = Path(__file__).resolve().parent.parent
 RQM = ["--c", "1.5", "--delta", "1.5", "--levels", "16", "--q", "0.42"]
 
 
@@ -106,6 +111,28 @@ def test_help_names_values_in_one_style_and_prints_defaults_plainly(capsys, comm
     assert "INTEGER" in out
 
 
+def test_positional_arguments_show_their_help(capsys, monkeypatch):
+    """typer < 0.26 on click 8.5 or later loses it (rdpcalc.cli.clicklib.restore_argument_help)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(capsys, "sweep", "--help")
+    assert code == 0 and "The sweep: a TOML file of [[task]] tables" in out
+    code, out, _ = run(capsys, "figures", "--help")
+    assert code == 0 and "Figure IDs, or all (see --list)." in out
+
+
+#: flwr 1.42.0's requirement on typer (its wheel's METADATA)
+FLOWER_TYPER = SpecifierSet(">=0.13.0,<0.21.0")
+
+
+def test_the_typer_pin_admits_the_typer_of_flower_1_42():
+    """rdpcalc installs beside Flower 1.42 (CI has no flwr: its requirement is copied above).
+    pip picks typer 0.20.1 there; below 0.19 typer cannot read the choices (Literal)."""
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    pin = next(Requirement(text).specifier for text in dependencies if Requirement(text).name == "typer")
+    assert "0.20.1" in pin and "0.20.1" in FLOWER_TYPER
+    assert "0.18.0" not in pin
+
+
 def test_a_missing_options_error_names_every_missing_option(capsys):
     code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--m=4")
     assert code == 2 and err == "rdpcalc: error: Missing options '--delta', '--q'.\n"
@@ -132,7 +159,7 @@ def test_figures_without_ids_asks_for_all(capsys):
     assert code == 2 and out == "" and "all" in err and err.count("\n") == 1
 
 
-def test_mechanisms_lists_every_registered_one_and_the_references(capsys):
+def test_mechanisms_lists_every_registered_one_and_the_references(capsys, monkeypatch):
     code, out, _ = run(capsys, "mechanisms", "--json")
     records = json.loads(out)
     assert [r["mechanism"] for r in records if r["kind"] == "registered"] == list(MECHANISMS)
@@ -147,8 +174,23 @@ def test_mechanisms_lists_every_registered_one_and_the_references(capsys):
     levels = next(p for p in rqm["parameters"] if p["name"] == "m")
     assert levels["option"] == "--levels" and levels["aliases"] == ["--m"] and levels["range"] == "an integer in [2, 4096]"
     assert "arXiv:2306.11913" in rqm["paper"] and rqm["solvable"] == ["delta", "q"]
+    monkeypatch.setenv("COLUMNS", "400")
     code, table, _ = run(capsys, "mechanisms")
     assert code == 0 and all(cls.title in table for cls in MECHANISMS.values())
+    assert all(f"{name} (reference)" in table for name in references)
+    assert "--n: an integer in [1, 1000], default 1 [bound]" in table  # ddg's: the text is not read as markup
+
+
+@pytest.mark.parametrize("columns, width", [(None, 80), ("100", 100), ("abc", 80)])
+def test_mechanisms_wraps_at_columns_or_80_into_a_pipe(capsys, monkeypatch, columns, width):
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    code, table, _ = run(capsys, "mechanisms")
+    lines = table.splitlines()
+    assert code == 0 and max(len(line) for line in lines) == width
+    assert "layered (reference)" in table and "--levels (--m): an" in table
 
 
 def test_errors_name_the_option_a_user_types(capsys):

@@ -18,12 +18,12 @@ import threading
 from contextlib import contextmanager
 
 import typer
-from typer._click.exceptions import MissingParameter, UsageError
 
 from .. import resources
 from ..errors import ParameterError
 from ..mechanisms import MECHANISMS
 from . import options
+from .clicklib import MissingParameter, UsageError, restore_argument_help
 from .commands import build_app
 from .options import QUIET, option_text, with_options
 from .render import spell_in_ascii
@@ -207,6 +207,7 @@ def _application():
     if key not in _BUILT:
         _BUILT.clear()
         _BUILT[key] = typer.main.get_command(build_app())
+        restore_argument_help(_BUILT[key])
     return _BUILT[key]
 
 

@@ -24,13 +24,11 @@ from typing import Literal
 
 import typer
 from rich.markup import escape
-from typer._click.core import ParameterSource
-from typer._click.globals import get_current_context
-from typer._click.types import StringParamType
 
 from ..errors import ParameterError
 from ..exactnum import fmt
 from ..params import Param
+from .clicklib import ParameterSource, StringParamType, get_current_context
 
 #: set by ``--quiet``: no progress bars, hints or "wrote …" lines on stderr
 QUIET = {"on": False}

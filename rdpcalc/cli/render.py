@@ -3,6 +3,7 @@ terminal's stderr, and text that every output encoding can write.
 
 Tables are printed with their natural width into a pipe or file; on a terminal too narrow for
 a table, each row is printed as ``column: value`` lines instead (numbers are never truncated).
+A table of text (``rdpcalc mechanisms``) wraps in its cells instead, at :func:`text_width`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -186,16 +188,36 @@ def print_block(header: list[str], table, notes: list[str] = ()) -> None:
                       soft_wrap=True)
 
 
+def print_wrapped(header: list[str], table) -> None:
+    """Header lines and a table of text, which wraps in its cells (it has no number to keep on
+    one line): the width is :func:`text_width`, into a pipe or file too."""
+    header = [encodable(line) for line in header]
+    _encode_table(table)
+    out = console(width=text_width())
+    for line in header:
+        out.print(line, markup=False)
+    out.print(table)
+
+
+def text_width() -> int:
+    """The width of a table of text: ``COLUMNS`` if it is a positive integer, else the
+    terminal's, else (a pipe or file) 80."""
+    return _columns() or _terminal_width() or 80
+
+
 def _terminal_width() -> int | None:
     """The width of the terminal on stdout (``COLUMNS`` if it is a positive integer), or None
     when stdout is not a terminal."""
     if not sys.stdout.isatty():
         return None
-    text = os.environ.get("COLUMNS", "")
-    if text.strip().isdigit() and int(text) > 0:
-        return int(text)
-    size = shutil.get_terminal_size((80, 24)).columns
+    size = _columns() or shutil.get_terminal_size((80, 24)).columns
     return size if size > 0 else 80
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` if it is a positive integer, else None."""
+    text = os.environ.get("COLUMNS", "")
+    return int(text) if text.strip().isdigit() and int(text) > 0 else None
 
 
 def _natural_width(table) -> int:
@@ -415,12 +437,15 @@ def render_fl(summary: dict, out_dir: str | None) -> None:
 
 def render_mechanisms(records: list[dict]) -> None:
     table = Table(show_lines=True)
-    for column in ("mechanism", "parameters", "commands", "paper"):
+    for column in ("mechanism", "parameters", "commands"):
         table.add_column(column)
     for r in records:
         parameters = "\n".join(
             f"{p['option']}{' (' + ', '.join(p['aliases']) + ')' if p['aliases'] else ''}: {p['range']}"
             + (f", default {p['default']}" if p["default"] is not None else "")
             + (" [bound]" if p["name"] in r["bound_parameters"] else "") for p in r["parameters"])
-        table.add_row(f"{r['mechanism']}\n{r['title']}", parameters, ", ".join(r["commands"]), r["paper"])
-    print_block(["the registered mechanisms ('rdpcalc COMMAND MECHANISM --help' for each)"], table)
+        kind = "" if r["kind"] == "registered" else f" ({r['kind']})"
+        cells = (f"{r['mechanism']}{kind}\n{r['title']}\n\n{r['paper']}", parameters, ", ".join(r["commands"]))
+        table.add_row(*(escape(cell) for cell in cells))  # plain text: "[bound]" is no markup
+    print_wrapped(["every mechanism: the registered ones, then the references, which only the commands listed take "
+                   "('rdpcalc COMMAND MECHANISM --help' for each)"], table)
