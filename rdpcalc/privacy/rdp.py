@@ -41,8 +41,9 @@ INTEGER_ORDERS = np.arange(2, 257, dtype=float)
 #: orders for the subsampled Gaussian: fine fractional steps below 11, then integers to 256
 GAUSSIAN_ORDERS = np.concatenate([1 + np.arange(1, 20) / 20, 2 + np.arange(0, 90) / 10, np.arange(11, 257)])
 #: every finite order of the curves here: dp-accounting's events are evaluated at these
-#: (:func:`dp_accounting_curve`), so that their curves share every order of the curves here
-SHARED_ORDERS = np.union1d(np.union1d(ORDERS, GAUSSIAN_ORDERS), INTEGER_ORDERS)
+#: (:func:`dp_accounting_curve`), so that their curves share every order of the curves here (a set, not
+#: np.union1d, which imports numpy.ma: start-up time)
+SHARED_ORDERS = np.array(sorted({*ORDERS.tolist(), *GAUSSIAN_ORDERS.tolist(), *INTEGER_ORDERS.tolist()}))
 SAMPLING = ("poisson", "without-replacement")
 #: who sees what (see the module docstring); the sample is hidden only from ``release``
 OBSERVERS = ("server", "release", "local")
