@@ -121,7 +121,7 @@ def survey_values() -> dict[str, tuple[int, int]]:
 
 # ----------------------------------------------------------------------------- 2. NaN
 MECHANISM_ARGS = {
-    "rqm": ["--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42"],
+    "rqm": ["--c", "1.5", "--extension", "1.5", "--m", "16", "--q", "0.42"],
     "pbm": ["--c", "1.5", "--theta", "0.25", "--trials", "16"],
     "qgauss": ["--sigma", "1", "--k", "16", "--clip", "1"],
     "qmgeo": ["--R", "8", "--p", "0.5", "--w-max", "1"],
@@ -191,36 +191,36 @@ EXIT_CASES = [
     "divergence layered --sigma 1e-300 --sensitivity 1e300",
     "divergence layered --noise laplace --sigma 1e-300 --sensitivity 1e300 --alpha 2",
     "divergence layered --noise irwin-hall --n 1000000 --sigma 1e-300",
-    "divergence rqm --c 1e30 --delta 1e-300 --m 4 --q 0.5 --alpha 2",
-    "divergence rqm --c 9.99e300 --delta 1 --m 4 --q 0.5",
-    "divergence rqm --c 1e300 --delta 1e300 --m 4096 --q 0.5 --alpha 2 --neighbours paper",
+    "divergence rqm --c 1e30 --extension 1e-300 --m 4 --q 0.5 --alpha 2",
+    "divergence rqm --c 9.99e300 --extension 1 --m 4 --q 0.5",
+    "divergence rqm --c 1e300 --extension 1e300 --m 4096 --q 0.5 --alpha 2 --neighbours paper",
     "divergence qmgeo --R 2 --p 1e-300 --w-max 1e300 --alpha inf",
     "divergence corbin --eps-p 1e300 --d 2 --alpha 2",
     "divergence corbin --eps-p 1e-300 --d inf --alpha 2",
     "account qgauss --sigma 1e-300 --k 4 --clip 1e300",
-    "account rqm --c 1e300 --delta 1e-300 --m 4 --q 0.5 --rounds 1000000000 --dim 1000000000",
+    "account rqm --c 1e300 --extension 1e-300 --m 4 --q 0.5 --rounds 1000000000 --dim 1000000000",
     "calibrate gaussian --solve sigma --target-eps 1e-300",
-    "calibrate rqm --delta 1 --m 4 --q 0.5 --solve c --target-eps 1e300",
+    "calibrate rqm --extension 1 --m 4 --q 0.5 --solve c --target-eps 1e300",
     "mc qgauss --sigma 1e-300 --k 4 --clip 1e300 --x 1e300 --samples 100",
     "mc corbin --eps-p 700 --d 2 --x 1 --x-prime -1 --samples 1000",
-    "fl --mechanism rqm --c 0.05 --delta 0.05 --m 16 --q 0.42 --rounds 2 --lr 1e300",
+    "fl --mechanism rqm --c 0.05 --extension 0.05 --m 16 --q 0.42 --rounds 2 --lr 1e300",
 ]
 ENVIRONMENT_CASES = [
-    "PYTHONIOENCODING=ascii {cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5 --alpha inf",
+    "PYTHONIOENCODING=ascii {cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5 --alpha inf",
     "LC_ALL=C PYTHONIOENCODING= {cli} bound pbm --c 1 --theta 0.25 --trials 4",
-    "{cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5 >&-",
-    "{cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5 > /dev/full",
-    "{cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5 --alphas 1.01:100:500 | head -1",
-    "{cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5 --csv /proc/version",
-    "{cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5 --csv /{long}.csv",
-    "{cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5 --csv /sys/nowhere/x.csv",
+    "{cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5 >&-",
+    "{cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5 > /dev/full",
+    "{cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5 --alphas 1.01:100:500 | head -1",
+    "{cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5 --csv /proc/version",
+    "{cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5 --csv /{long}.csv",
+    "{cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5 --csv /sys/nowhere/x.csv",
     "printf 'trunc' | gzip | head -c 20 > {tmp}/t.gz; {cli} fl --images {tmp}/t.gz --labels {tmp}/t.gz",
     "printf '\\x00\\x00\\x08\\x03\\x7f\\xff\\xff\\xff\\x7f\\xff\\xff\\xff\\x7f\\xff\\xff\\xff' > {tmp}/bomb; "
     "{cli} fl --images {tmp}/bomb --labels {tmp}/bomb",
     "{cli} fl --images /nonexistent --labels /nonexistent",
-    "COLUMNS=0 {cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5",
-    "COLUMNS=abc {cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5",
-    "RDPCALC_MAX_MEMORY=lots {cli} divergence rqm --c 1 --delta 1 --m 4 --q 0.5",
+    "COLUMNS=0 {cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5",
+    "COLUMNS=abc {cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5",
+    "RDPCALC_MAX_MEMORY=lots {cli} divergence rqm --c 1 --extension 1 --m 4 --q 0.5",
 ]
 
 
@@ -235,7 +235,7 @@ def survey_exit_codes() -> dict[str, tuple[int, int]]:
 
 # ----------------------------------------------------------------------------- 5. files
 FILE_COMMANDS = [
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--alpha", "2"], "--csv"),
+    (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--alpha", "2"], "--csv"),
     (["account", "gaussian", "--sigma", "1"], "--plot"),
     (["account", "gaussian", "--sigma", "1"], "--csv"),
     (["claims", "--paper", "layered"], "--markdown"),
@@ -283,16 +283,16 @@ RESOURCE_CASES = [
     "mc pbm --c 1 --theta 0.25 --trials 16 --x 0 --n 3000",
     "mc pbm --c 1 --theta 0.25 --trials 4096 --x 0 --n 10000 --samples 1000000",
     "divergence pbm --c 1 --theta 0.25 --trials 4096 --n 100000 --others-plus 0",
-    "divergence rqm --c 1 --delta 1 --m 16 --q 0.4 --grid 2001",
-    "divergence rqm --c 1 --delta 1 --m 16 --q 0.4 --alphas 1.01:1000:100000",
-    "divergence rqm --c 1 --delta 1 --m 4096 --q 0.4",
+    "divergence rqm --c 1 --extension 1 --m 16 --q 0.4 --grid 2001",
+    "divergence rqm --c 1 --extension 1 --m 16 --q 0.4 --alphas 1.01:1000:100000",
+    "divergence rqm --c 1 --extension 1 --m 4096 --q 0.4",
     "divergence qmgeo --R 4096 --p 0.5 --w-max 1",
-    "divergence rqm --c 1 --delta 1 --m 4096 --q 0.4 --n 1000",
+    "divergence rqm --c 1 --extension 1 --m 4096 --q 0.4 --n 1000",
     "divergence qgauss --sigma 1 --k 4096 --clip 1 --n 1000000 --others-plus 0",
     "bound qgauss --sigma 1 --k 4096 --clip 1",
     "account pbm --c 1 --theta 0.25 --trials 4096 --n 1000 --clients 100000 --rounds 1000",
-    "account rqm --c 1 --delta 1 --m 4096 --q 0.4 --n 1000 --clients 100000",
-    "pmf rqm --c 1 --delta 1 --m 4096 --q 0.4 --x 0 --dps 1000",
+    "account rqm --c 1 --extension 1 --m 4096 --q 0.4 --n 1000 --clients 100000",
+    "pmf rqm --c 1 --extension 1 --m 4096 --q 0.4 --x 0 --dps 1000",
 ]
 
 
@@ -378,7 +378,7 @@ def survey_sweeps() -> dict[str, tuple[int, int]]:
 
 
 # ----------------------------------------------------------------------------- 9. silent waits
-RQM = "--c 1.5 --delta 1.5 --m 16 --q 0.42"
+RQM = "--c 1.5 --extension 1.5 --m 16 --q 0.42"
 SILENT_CASES = [
     "sweep {folder}/spec.toml --output {folder}/t.csv --workers 99999999999999999999",
     "sweep {folder}/fifo.toml --serial --output {folder}/t.csv",

@@ -48,7 +48,9 @@ class Param:
     means "not given"); ``low``/``high`` its range, open at an end where ``low_open``/``high_open``;
     ``choices`` the values of a choice. On the command line it is ``option`` (default
     ``--name``), also spelled ``aliases`` (the paper's symbol where the shared vocabulary
-    differs) and, with a one-line hint, ``deprecated``. ``solve``: its range for calibrate."""
+    differs) and, with a one-line hint, ``deprecated``; ``alias_note``, where given, is printed
+    as a note whenever an alias is used (a symbol that reads as another option: RQM's ``--delta``
+    is its Δ, not the DP δ). ``solve``: its range for calibrate."""
 
     name: str
     kind: str
@@ -61,6 +63,7 @@ class Param:
     choices: tuple[str, ...] = ()
     option: str = ""
     aliases: tuple[str, ...] = ()
+    alias_note: str = ""
     deprecated: tuple[str, ...] = ()
     solve: SolveRange | None = None
     optional: bool = False

@@ -72,7 +72,7 @@ from .mechanisms import MECHANISMS
 EXAMPLE_SPEC = """\
 # An rdpcalc sweep: one or more [[task]] tables; each expands into points, one API call each.
 # Keys are the Python API's keywords (m, delta for RQM's Δ, dp_delta for the δ of (ε, δ));
-# a mechanism's command-line names are accepted too (levels for m, tail-mass for tail).
+# a mechanism's command-line names are accepted too (levels for m, extension for delta, tail-mass for tail).
 
 [[task]]
 name = "rqm-over-n"               # optional: task1, task2, … by default
@@ -266,10 +266,11 @@ def _spec_error(key: str, message: str) -> ParameterError:
 
 def api_names(params: dict, places: dict[str, str], command: str, mechanism) -> tuple[dict, dict]:
     """``params`` with each key that is a command-line spelling of one of the mechanism's
-    parameters (``levels`` for RQM's ``m``, ``tail_mass`` or ``tail-mass`` for ``tail``) renamed
-    to its API name, in place; and ``places`` renamed alike. A key that is an API name of the
-    mechanism or a keyword of the command keeps its meaning (CorBin's ``c`` is its center, not
-    ``--c``); the same parameter given under two names is refused."""
+    parameters (``levels`` for RQM's ``m``, ``extension`` for its ``delta``, ``tail_mass`` or
+    ``tail-mass`` for ``tail``) renamed to its API name, in place; and ``places`` renamed alike.
+    A key that is an API name of the mechanism or a keyword of the command keeps its meaning
+    (CorBin's ``c`` is its center, not ``--c``); the same parameter given under two names is
+    refused."""
     if command == "compare" or mechanism not in MECHANISMS:
         return params, places
     declared = {param.name for param in MECHANISMS[mechanism].PARAMS}

@@ -158,7 +158,7 @@ def test_poisson_sampling_of_replace_one_curves_is_refused(capsys):
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     with pytest.raises(ParameterError, match="^sampling: .*add/remove"):
         rdpcalc.account(mech, n=10, clients=100, rounds=5, sampling="poisson", observer="release")
-    code = main(["account", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
+    code = main(["account", "rqm", "--c", "1.5", "--extension", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
                  "--clients", "100", "--sampling", "poisson"])
     assert code == 2 and "--sampling" in capsys.readouterr().err
 
@@ -205,7 +205,7 @@ def test_account_cli(capsys):
     assert {"epsilon", "epsilon_pld", "epsilon_rdp", "method", "dp_delta", "order"} <= set(record)
     code = main(["account", "gaussian", "--sigma", "1.1", "--sample-rate", "2"])
     assert code == 2 and "--sample-rate" in capsys.readouterr().err
-    code = main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "5", "--clients", "3"])
+    code = main(["account", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--n", "5", "--clients", "3"])
     assert code == 2 and "--n" in capsys.readouterr().err
     code = main(["calibrate", "pbm", "--c", "1", "--trials", "4", "--solve", "theta", "--dp-epsilon", "3", "--n", "4",
                  "--clients", "40", "--rounds", "20", "--json"])
@@ -342,7 +342,7 @@ def test_rdp_delta_at_epsilon_against_the_continuous_conversion(sigma, rounds, e
 def test_the_refusal_of_pld_for_a_hidden_sample_suggests_a_valid_command_line(capsys):
     from rdpcalc.cli import main
 
-    code = main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "2", "--clients", "10",
+    code = main(["account", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--n", "2", "--clients", "10",
                  "--observer", "release", "--method", "pld"])
     err = capsys.readouterr().err
     assert code == 2 and err.rstrip().endswith("; use --method rdp") and err.count("\n") == 1
@@ -383,7 +383,7 @@ def test_every_accounting_record_carries_the_sentence_to_quote_and_the_output_en
     assert "NOT certified" in found["report"] and "both upper bounds" not in found["report"]
     calibrated = runs.calibrate("gaussian", solve="sigma", dp_epsilon=1.0)
     assert calibrated["report"].startswith(f"(ε, δ) = ({calibrated['epsilon']:.12g}, 1e-05), add-remove (ℓ₂ sensitivity)")
-    assert main(["account", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "3", "--rounds", "5",
+    assert main(["account", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--n", "3", "--rounds", "5",
                  "--dp-delta", "1e-5", "--dp-delta", "1e-8", "--dp-epsilon", "3"]) == 0
     last = capsys.readouterr().out.rstrip("\n").split("\n")[-2:]
     assert [line.split(" = (")[0] for line in last] == ["note: report: (ε, δ)"] * 2 and "1e-08)" in last[1]

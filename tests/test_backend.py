@@ -122,7 +122,7 @@ def test_fl_command_writes_its_folder(tmp_path, capsys):
                  "--clients", "20", "--n", "4", "--hidden", "2", "--out", str(tmp_path / "run")])
     assert code == 0 and sorted(path.name for path in (tmp_path / "run").iterdir()) == sorted([*FL_FILES, MANIFEST])
     assert len((tmp_path / "run" / "fl.csv").read_text().splitlines()) == 6  # header + 5 rounds
-    code = main(["fl", "--mechanism", "rqm", "--c", "0.05", "--delta", "0.05", "--m", "16"])
+    code = main(["fl", "--mechanism", "rqm", "--c", "0.05", "--extension", "0.05", "--m", "16"])
     assert code == 2 and "--q" in capsys.readouterr().err
 
 

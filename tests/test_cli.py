@@ -13,7 +13,7 @@ import pytest
 import rdpcalc
 from rdpcalc.cli import main
 
-RQM_ARGS = ["--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42"]
+RQM_ARGS = ["--c", "1.5", "--extension", "1.5", "--m", "16", "--q", "0.42"]
 PBM_ARGS = ["--c", "1.5", "--theta", "0.25", "--trials", "16"]
 
 
@@ -112,11 +112,11 @@ def test_pmf_and_bound(capsys):
 @pytest.mark.parametrize(
     "argv, option",
     [
-        (["divergence", "rqm", "--c", "-1", "--delta", "1", "--m", "4", "--q", "0.5"], "--c"),
-        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "1.5"], "--q"),
-        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "1", "--q", "0.5"], "--m"),
-        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "abc"], "--q"),
-        (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4"], "--q"),
+        (["divergence", "rqm", "--c", "-1", "--extension", "1", "--m", "4", "--q", "0.5"], "--c"),
+        (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "1.5"], "--q"),
+        (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "1", "--q", "0.5"], "--m"),
+        (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "abc"], "--q"),
+        (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4"], "--q"),
         (["divergence", "rqm", *RQM_ARGS, "--alpha", "0.5"], "--alpha"),
         (["divergence", "rqm", *RQM_ARGS, "--alpha", "nan"], "--alpha"),
         (["divergence", "rqm", *RQM_ARGS, "--alphas", "2:1"], "--alphas"),
@@ -159,7 +159,7 @@ def test_bad_input_leaves_no_csv(capsys, tmp_path):
 
 def test_help_has_examples(capsys):
     code, out, _ = run(capsys, "divergence", "rqm", "--help")
-    assert code == 0 and "Examples" in out and "--delta" in out
+    assert code == 0 and "Examples" in out and "--extension" in out
 
 
 def test_python_dash_m_entry_point():

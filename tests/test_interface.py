@@ -17,7 +17,7 @@ from rdpcalc.cli import main
 from rdpcalc.mechanisms import MECHANISMS
 
 ROOT = Path(__file__).resolve().parent.parent
-RQM = ["--c", "1.5", "--delta", "1.5", "--levels", "16", "--q", "0.42"]
+RQM = ["--c", "1.5", "--extension", "1.5", "--levels", "16", "--q", "0.42"]
 
 
 def run(capsys, *argv):
@@ -45,7 +45,7 @@ def test_paper_symbols_are_aliases_of_the_shared_options(capsys):
 
 def test_exact_rationals_are_accepted(capsys):
     decimal = divergence_values(capsys, "divergence", "rqm", *RQM, "--alpha", "10")
-    ratio = divergence_values(capsys, "divergence", "rqm", "--c", "3/2", "--delta", "1.5", "--levels", "16", "--q", "21/50",
+    ratio = divergence_values(capsys, "divergence", "rqm", "--c", "3/2", "--extension", "1.5", "--levels", "16", "--q", "21/50",
                               "--alpha", "10")
     assert decimal == ratio
     code, _, err = run(capsys, "divergence", "rqm", *RQM[:-1], "1/0")
@@ -97,7 +97,7 @@ def test_help_is_per_mechanism(capsys):
     code, out, _ = run(capsys, "divergence", "qgauss", "--help")
     assert code == 0
     assert "rdpcalc divergence qgauss --sigma 1 --levels 16 --clip 1" in out
-    assert "--sigma" in out and "--levels" in out and "--theta" not in out and "--delta " not in out
+    assert "--sigma" in out and "--levels" in out and "--theta" not in out and "--extension" not in out
     assert "[required]" in out
 
 
@@ -135,8 +135,8 @@ def test_the_typer_pin_admits_the_typer_of_flower_1_42():
 
 def test_a_missing_options_error_names_every_missing_option(capsys):
     code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--m=4")
-    assert code == 2 and err == "rdpcalc: error: Missing options '--delta', '--q'.\n"
-    code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--delta", "1", "--levels", "4")
+    assert code == 2 and err == "rdpcalc: error: Missing options '--extension', '--q'.\n"
+    code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--extension", "1", "--levels", "4")
     assert code == 2 and err == "rdpcalc: error: Missing option '--q'.\n"
 
 
@@ -195,7 +195,7 @@ def test_mechanisms_wraps_at_columns_or_80_into_a_pipe(capsys, monkeypatch, colu
 
 def test_errors_name_the_option_a_user_types(capsys):
     """The API names parameters (m, dp_delta); the command line names their options."""
-    code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--delta", "1", "--m", "1", "--q", "0.5")
+    code, _, err = run(capsys, "divergence", "rqm", "--c", "1", "--extension", "1", "--m", "1", "--q", "0.5")
     assert err == "rdpcalc: error: --levels (--m): must be an integer in [2, 4096], got 1\n"
     code, _, err = run(capsys, "account", "gaussian", "--sigma", "1", "--dp-delta", "2")
     assert code == 2 and err.startswith("rdpcalc: error: --dp-delta:")
@@ -214,7 +214,7 @@ def test_an_option_given_twice_is_refused(capsys):
 
 
 def test_fl_refuses_another_mechanisms_parameters_before_reading_data(capsys, tmp_path):
-    base = ["fl", "--mechanism", "rqm", "--c", "0.05", "--delta", "0.05", "--levels", "16", "--q", "0.42", "--rounds", "1"]
+    base = ["fl", "--mechanism", "rqm", "--c", "0.05", "--extension", "0.05", "--levels", "16", "--q", "0.42", "--rounds", "1"]
     for extra, option in ((["--theta", "0.3"], "--theta"), (["--clip", "5"], "--clip")):
         code, out, err = run(capsys, *base, *extra)
         assert code == 2 and out == "" and err.startswith(f"rdpcalc: error: {option}: is not a parameter")
@@ -228,11 +228,34 @@ def test_figures_named_twice_are_built_once(capsys, tmp_path):
                                                             "rqm-fig1b.png"]
 
 
-def test_a_mechanism_delta_that_looks_like_the_dp_delta_gets_a_note(capsys):
-    """RQM's --delta is its range extension Δ; --delta 1e-5 in account or calibrate was likely meant as --dp-delta."""
-    for command in (["account", "rqm", "--c", "1", "--m", "4", "--q", "0.5"],
-                    ["calibrate", "rqm", "--c", "1", "--m", "4", "--solve", "q", "--dp-epsilon", "20"]):
-        for delta, noted in (("1e-5", True), ("1", False)):
-            code, _, err = run(capsys, *command, "--delta", delta)
-            assert code == 0, err
-            assert ("--delta 1e-5 sets rqm's range extension Δ > 0; the δ of (ε, δ) is --dp-delta" in err) == noted
+DELTA_NOTE = "rdpcalc: note: --delta is RQM's range extension Δ (also --extension), not the DP δ, which is --dp-delta\n"
+
+
+def test_rqm_delta_is_its_extension_with_a_note(capsys):
+    """--delta, the paper's symbol, sets RQM's range extension Δ as --extension does, and says so on
+    every use (the DP δ is --dp-delta); --quiet silences the note."""
+    argv = ["divergence", "rqm", "--c", "1.5", "--levels", "16", "--q", "0.42", "--alpha", "2", "--json"]
+    code, extension, err = run(capsys, *argv, "--extension", "1.5")
+    assert code == 0 and err == ""
+    code, delta, err = run(capsys, *argv, "--delta", "1.5")
+    assert code == 0 and delta == extension and err == DELTA_NOTE
+    code, quiet, err = run(capsys, *argv, "--delta=1.5", "--quiet")
+    assert code == 0 and quiet == extension and err == ""
+
+
+@pytest.mark.parametrize("command", [
+    ["account", "rqm", "--c", "1", "--m", "4", "--q", "0.5", "--rounds", "2"],
+    ["calibrate", "rqm", "--c", "1", "--m", "4", "--solve", "q", "--dp-epsilon", "20"],
+    ["fl", "--mechanism", "rqm", "--c", "0.05", "--levels", "16", "--q", "0.42", "--clip", "5"],
+])
+def test_a_dp_delta_given_as_delta_gets_the_note(capsys, command):
+    """The case the note is for: --delta 1e-5 meant as the DP δ sets Δ = 1e-5 (fl refuses --clip, after the note)."""
+    code, _, err = run(capsys, *command, "--delta", "1e-5")
+    assert code == (2 if command[0] == "fl" else 0) and err.startswith(DELTA_NOTE)
+
+
+def test_delta_beside_extension_is_refused(capsys):
+    for command in (["divergence", "rqm", *RQM], ["fl", "--mechanism", "rqm", *RQM]):
+        code, out, err = run(capsys, *command, "--delta", "1.5")
+        assert code == 2 and out == ""
+        assert err == "rdpcalc: error: --extension (--delta): is given 2 times (--extension, --delta): give it once\n"

@@ -96,7 +96,7 @@ def test_an_interior_maximum_over_k_is_found():
 
 
 def test_beyond_n_2000_the_cli_prints_the_bracket(capsys):
-    code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n", "2500",
+    code = main(["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.42", "--n", "2500",
                  "--neighbours", "pm-c", "--alpha", "2", "--alpha", "inf", "--json"])
     records = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -104,14 +104,14 @@ def test_beyond_n_2000_the_cli_prints_the_bracket(capsys):
         assert record["search"] == "windowed" and record["certified_upper"] >= record["divergence"]
         assert "every k" in record["certificate"] and "over the ±c family only" in record["certificate"]
     assert records[0]["certified_upper"] <= records[0]["divergence"] * (1 + 1e-9)
-    code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n", "2500",
+    code = main(["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.42", "--n", "2500",
                  "--neighbours", "pm-c", "--alpha", "2"])
     out = capsys.readouterr().out
     assert code == 0 and "certified ≤" in out and "windowed" in out
 
 
 def test_beyond_the_windowed_range_n_is_refused(capsys):
-    code = main(["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42", "--n",
+    code = main(["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.42", "--n",
                  str(WINDOWED_MAX_N + 1), "--neighbours", "pm-c"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("rdpcalc: error: --n:") and str(WINDOWED_MAX_N) in err

@@ -16,7 +16,7 @@ from rdpcalc.cli import main, render
 
 from .unsafe_targets import UNSAFE_KINDS, snapshot, unsafe_target
 
-DIVERGENCE = ["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--alpha", "2"]
+DIVERGENCE = ["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--alpha", "2"]
 
 
 def _folder_listing(folder):
@@ -122,7 +122,7 @@ def test_closed_full_and_broken_stdout(tmp_path):
 
 
 STDERR_COMMANDS = {
-    "account": "account rqm --c 1 --delta 1 --m 4 --q 0.5 --n 3 --clients 30 --rounds 5",
+    "account": "account rqm --c 1 --extension 1 --m 4 --q 0.5 --n 3 --clients 30 --rounds 5",
     "calibrate": "calibrate gaussian --solve sigma --dp-epsilon 1",
     "sweep": "sweep {spec} --serial --output {folder}/table.csv",
 }
@@ -150,7 +150,7 @@ def test_an_ascii_only_encoding_gets_ascii_spellings():
 
 
 def test_numbers_are_never_cut_on_a_narrow_terminal(capsys, monkeypatch):
-    argv = ["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--alpha", "2", "--alpha", "inf",
+    argv = ["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--alpha", "2", "--alpha", "inf",
             "--engine", "exact", "--dps", "60"]
     assert main([*argv, "--json"]) == 0
     digits = [r["divergence_digits"] for r in json.loads(capsys.readouterr().out)]
@@ -185,7 +185,7 @@ def test_progress_bar_on_a_terminal_with_real_totals_and_json_on_stdout():
     import select
 
     controller, terminal = pty.openpty()
-    argv = [sys.executable, "-m", "rdpcalc", "divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.42",
+    argv = [sys.executable, "-m", "rdpcalc", "divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.42",
             "--n", "60", "--alpha", "2", "--json"]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=terminal, env={**os.environ, "COLUMNS": "120"})
     os.close(terminal)

@@ -16,7 +16,7 @@ from rdpcalc.params import Param
 from rdpcalc.worstcase.neighbours import BUDGET, CERTIFY_WITHIN
 
 PACKAGE = Path(rdpcalc.__file__).parent
-RQM = ("--c", "1.5", "--delta", "1.5", "--levels", "16", "--q", "0.42")
+RQM = ("--c", "1.5", "--extension", "1.5", "--levels", "16", "--q", "0.42")
 
 
 @pytest.mark.parametrize("param, words", [

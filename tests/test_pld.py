@@ -287,7 +287,7 @@ def test_release_observer_defaults_to_rdp_and_refuses_pld(capsys):
     assert record["method"] == "rdp" and record["epsilon_pld"] is None and record["epsilon"] == record["epsilon_rdp"]
     with pytest.raises(ParameterError, match="^method: "):
         rdpcalc.account(mech, n=10, clients=100, rounds=5, observer="release", method="pld")
-    code = main(["account", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
+    code = main(["account", "rqm", "--c", "1.5", "--extension", "1.5", "--m", "16", "--q", "0.42", "--n", "10",
                  "--clients", "100", "--observer", "release", "--method", "pld"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--method" in err

@@ -26,9 +26,10 @@ HOSTILE = ["", "-1", "0", "-0", "nan", "NaN", "inf", "-inf", "∞", "1e400", "1e
            "1e9", "2", "3", "0.5", "1.5", "16", "0.999999999999", "1e-12", "--", "2001"]
 #: magnitudes at and beyond the accepted range [1e-300, 1e300], levels at the limit
 EXTREME = ["1e300", "-1e300", "9.99e300", "1e-300", "1.0000001e-300", "1e299", "4096", "4097", "1e-9", "60", "300"]
-#: valid values, each under its spellings (the shared option, then the paper's alias)
+#: valid values, each under its spellings (the shared option, then the paper's alias; RQM's --delta, whose
+#: note comes before any error line, is tested in test_interface)
 VALID = {
-    "rqm": {("--c",): "1.5", ("--delta",): "1.5", ("--levels", "--m"): "8", ("--q",): "21/50"},
+    "rqm": {("--c",): "1.5", ("--extension",): "1.5", ("--levels", "--m"): "8", ("--q",): "21/50"},
     "pbm": {("--c",): "1.5", ("--theta",): "0.25", ("--trials",): "8"},
     "qgauss": {("--sigma",): "1", ("--levels", "--k"): "4", ("--clip",): "1"},
     "qmgeo": {("--levels", "--R"): "6", ("--p",): "0.5", ("--c", "--w-max"): "1"},
@@ -177,9 +178,9 @@ def test_hundred_thousand_clients():
 
 
 def test_limits_are_refused_with_the_option_named(capsys):
-    for argv, option in ((["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "5000", "--q", "0.5"], "--m"),
-                         (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--n", "3000"], "--n"),
-                         (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4", "--q", "0.5", "--alpha", "1e300"],
+    for argv, option in ((["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "5000", "--q", "0.5"], "--m"),
+                         (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--n", "3000"], "--n"),
+                         (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4", "--q", "0.5", "--alpha", "1e300"],
                           "--alpha")):
         assert main(argv) == 2
         assert option in capsys.readouterr().err
@@ -204,14 +205,14 @@ def test_self_check_catches_a_pmf_that_is_not_a_distribution(monkeypatch):
 
 
 def test_outputs_round_trip_and_reruns_are_identical(tmp_path, capsys):
-    argv = ["mc", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--x", "0.3", "--samples", "5000",
+    argv = ["mc", "rqm", "--c", "1.5", "--extension", "1.5", "--m", "16", "--q", "0.42", "--x", "0.3", "--samples", "5000",
             "--seed", "7"]
     first, second = tmp_path / "a.csv", tmp_path / "b.csv"
     assert main([*argv, "--csv", str(first), "--json"]) == 0
     out_first = capsys.readouterr().out
     assert main([*argv, "--csv", str(second), "--json"]) == 0
     assert capsys.readouterr().out == out_first and first.read_bytes() == second.read_bytes()
-    assert main(["divergence", "rqm", "--c", "1.5", "--delta", "1.5", "--m", "16", "--q", "0.42", "--n", "3", "--json"]) == 0
+    assert main(["divergence", "rqm", "--c", "1.5", "--extension", "1.5", "--m", "16", "--q", "0.42", "--n", "3", "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
     direct = rdpcalc.divergence(rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42"), n=3)
     assert [r["divergence"] for r in records] == [r["divergence"] for r in direct]  # floats round-trip exactly

@@ -51,19 +51,19 @@ def test_estimate_bounds_the_measured_peak(monkeypatch, call):
 
 @pytest.mark.parametrize("argv, option", [
     (["divergence", "pbm", "--c", "1", "--theta", "0.25", "--trials", "4096", "--n", "100000", "--others-plus", "0"], "--n"),
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--grid", "2001"], "--grid"),
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--alphas", "1.01:1000:100000"],
+    (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.4", "--grid", "2001"], "--grid"),
+    (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.4", "--alphas", "1.01:1000:100000"],
      "--alphas"),
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "4096", "--q", "0.4"], "--m"),
+    (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "4096", "--q", "0.4"], "--m"),
     (["divergence", "qmgeo", "--R", "4096", "--p", "0.5", "--w-max", "1"], "--R"),
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "2000",
+    (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.4", "--n", "2000",
       "--neighbours", "pm-c"], "--n"),
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1000"], "--n"),
+    (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.4", "--n", "1000"], "--n"),
     (["divergence", "pbm", "--c", "1", "--theta", "0.25", "--trials", "64", "--n", "200"], "--n"),
-    (["divergence", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1300", "--others-plus", "3",
+    (["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.4", "--n", "1300", "--others-plus", "3",
       "--engine", "exact", "--dps", "1000"], "--n"),
-    (["bound", "rqm", "--c", "1", "--delta", "1", "--m", "4096", "--q", "0.4"], "--m"),
-    (["account", "rqm", "--c", "1", "--delta", "1", "--m", "16", "--q", "0.4", "--n", "1000", "--rounds", "10"],
+    (["bound", "rqm", "--c", "1", "--extension", "1", "--m", "4096", "--q", "0.4"], "--m"),
+    (["account", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.4", "--n", "1000", "--rounds", "10"],
      "--n"),
 ])
 def test_beyond_the_budget_exits_2_naming_the_option(capsys, monkeypatch, argv, option):

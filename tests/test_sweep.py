@@ -378,7 +378,7 @@ fixed = { c = 1, gamma = 0.25, sigma = 0.5, tail-mass = 1e-8, alphas = [2] }
 [[task]]
 command = "divergence"
 mechanism = "rqm"
-fixed = { c = 1, delta = 1, q = 0.42, alphas = [2], n = 2 }
+fixed = { c = 1, extension = 1, q = 0.42, alphas = [2], n = 2 }
 grid = { levels = [4] }
 
 [[task]]
@@ -389,6 +389,7 @@ fixed = { c = 0.5, x = 0.5, eps_p = 1 }
     ddg, rqm, corbin = load_spec(spec)
     assert ddg.params["tail"] == 1e-8 and "tail-mass" not in ddg.params
     assert rqm.params["m"] == 4 and rqm.params["n"] == 2  # n: the command's clients, not a parameter's spelling
+    assert rqm.params["delta"] == 1 and "extension" not in rqm.params
     assert corbin.params["c"] == 0.5 and "r" not in corbin.params  # CorBin's c is its center (its --c is r)
     both = _write(tmp_path, "both.toml", "[[task]]\ncommand = 'pmf'\nmechanism = 'rqm'\n"
                                          "fixed = { c = 1, delta = 1, q = 0.4, m = 4, x = 0 }\ngrid = { levels = [4] }\n")

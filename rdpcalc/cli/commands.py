@@ -23,7 +23,6 @@ from ..backend.fl import fl_mechanisms
 from ..bounds import bound
 from ..compare import BITS, CLIP, COMPARED, compare, designs
 from ..errors import ParameterError
-from ..exactnum import to_fraction
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
 from ..layered import noise as layered_noise
 from ..layered.noise import LAYERED_NOISES
@@ -377,10 +376,6 @@ def _emit_account(run, records: list[dict], form: str, csv_path: str | None, plo
          rows=render.account_rows(records))
 
 
-#: a mechanism's --delta at most this in account or calibrate is likely meant as the DP δ: a note says so
-DP_DELTA_LOOKALIKE = 1e-3
-
-
 def _note_default_participation(values: dict, record: dict, dp_delta: float) -> None:
     """Where the observer knows a sample of n of the clients and --participation is not given,
     a note: the default accounts every round (the guarantee whoever is sampled), while a client
@@ -395,21 +390,6 @@ def _note_default_participation(values: dict, record: dict, dp_delta: float) -> 
          f"rate {rate:.4g}, a client takes part in {rounds * rate:.4g} rounds on average and in more than {bound} with "
          f"probability at most {tail:.2g}: --participation {bound} gives (ε, δ + {tail:.2g}) for every client "
          "(README: Which ε to report)")
-
-
-def _note_delta_spelling(cls: type[Mechanism], values: dict) -> None:
-    """A note where a mechanism's own --delta (RQM's range extension Δ) is given a value that
-    looks like the δ of (ε, δ), which is --dp-delta."""
-    param = next((param for param in cls.PARAMS if param.option == "--delta"), None)
-    given = values.get(param.name) if param is not None else None
-    if given is None:
-        return
-    try:
-        small = 0 < to_fraction(given, param.name) <= DP_DELTA_LOOKALIKE
-    except ParameterError:
-        return  # the mechanism refuses it, naming the option
-    if small:
-        hint(f"--delta {given} sets {cls.name}'s {param.help.split(';')[0]}; the δ of (ε, δ) is --dp-delta")
 
 
 #: a grid step at most this (nats) gets a note on what it costs (the default is 1e-4)
@@ -458,7 +438,6 @@ def account_command(cls: type[Mechanism]):
 
     def body(**values) -> None:
         form = _setup(values)
-        _note_delta_spelling(cls, values)
         mechanism = make(cls, values)
         deltas, epsilon = values.pop("dp_delta"), values.pop("dp_epsilon")
         csv_path, plot_path, curves_path = values.pop("csv"), values.pop("plot"), values.pop("curves")
@@ -516,8 +495,6 @@ def calibrate_command(cls_or_kind):
 
     def body(**values) -> None:
         form = _setup(values)
-        if not reference:
-            _note_delta_spelling(cls_or_kind, values)
         solve, target, delta = values.pop("solve"), values.pop("dp_epsilon"), values.pop("dp_delta")
         solve_range = values.pop("solve_range")
         if solve_range is not None:
@@ -605,7 +582,8 @@ def _fl_parameter_options(mechanisms: dict) -> list[Opt]:
         key = "mechanism_" + spelling.lstrip("-").replace("-", "_")
         options.append(Opt(key, f"({', '.join(users[spelling])}) {opt.help}", kind=opt.kind, option=spelling,
                            aliases=tuple(alias for alias in aliases[spelling] if alias not in seen),
-                           deprecated=opt.deprecated, panel="Mechanism parameters", show=opt.show, metavar=opt.metavar))
+                           alias_note=opt.alias_note, deprecated=opt.deprecated, panel="Mechanism parameters",
+                           show=opt.show, metavar=opt.metavar))
     return options
 
 
@@ -694,7 +672,7 @@ def fl_command():
         "help": "Federated training on scikit-learn's digits (or local IDX files) with a mechanism per coordinate, "
                 "SecAgg sum and unbiased decoding; loss/accuracy per round and the accounted (ε, δ).",
         "epilog": _examples(["rdpcalc fl --mechanism none --clip 0.05 --rounds 200 --clients 100 --n 10 --out runs/baseline",
-                             "rdpcalc fl --mechanism rqm --c 0.05 --delta 0.05 --levels 16 --q 0.42 --rounds 200 "
+                             "rdpcalc fl --mechanism rqm --c 0.05 --extension 0.05 --levels 16 --q 0.42 --rounds 200 "
                              "--clients 100 --n 10 --seed 0 --out runs/rqm",
                              "rdpcalc fl --mechanism pbm --c 0.05 --theta 0.25 --trials 16 --split label --out runs/pbm"])}
 

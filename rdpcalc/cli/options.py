@@ -7,6 +7,8 @@ wraps the body so that
 
 - a deprecated spelling works, with a one-line hint on stderr (``--quiet`` silences it), and
   giving it beside the new spelling is refused;
+- an alias with an ``alias_note`` prints that note on stderr whenever it is used (``--quiet``
+  silences it);
 - defaults are applied after parsing, so "not given" can be told from "given the default";
 - a :class:`~rdpcalc.errors.ParameterError` naming an API keyword (``dp_delta``, ``m``) is
   reported under the option that sets it (``--dp-delta``, ``--levels``), see :func:`option_text`.
@@ -46,9 +48,10 @@ class Opt:
     its spelling (default ``--name``), ``kind`` its click type (``str``, ``int``, ``float``,
     ``bool`` for a flag, or a tuple of choices), ``default`` applied when it is not given
     (``show`` overrides how help shows it), ``multiple`` for a repeatable option, ``aliases``
-    documented alternative spellings (a paper's symbol), ``deprecated`` old spellings that
-    still work with a hint, ``panel`` the help section, ``required`` marks it; ``argument``
-    makes it a positional argument named by its ``metavar`` (optional unless ``required``)."""
+    documented alternative spellings (a paper's symbol), ``alias_note`` a note printed when an
+    alias is used, ``deprecated`` old spellings that still work with a hint, ``panel`` the
+    help section, ``required`` marks it; ``argument`` makes it a positional argument named by
+    its ``metavar`` (optional unless ``required``)."""
 
     name: str
     help: str
@@ -56,6 +59,7 @@ class Opt:
     default: object = None
     option: str = ""
     aliases: tuple[str, ...] = ()
+    alias_note: str = ""
     deprecated: tuple[str, ...] = ()
     multiple: bool = False
     required: bool = False
@@ -82,7 +86,7 @@ def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
     kind: object = {"integer": int, "choice": param.choices}.get(param.kind, str)
     show = None if param.default is None else default_text(param.default)
     return Opt(param.name, param.help, kind=kind, option=param.option, aliases=param.aliases,
-               deprecated=param.deprecated, panel=panel, show=show,
+               alias_note=param.alias_note, deprecated=param.deprecated, panel=panel, show=show,
                required=param.required if required is None else required,
                metavar={"integer": "INTEGER", "number": "NUMBER", "float": "NUMBER",
                         "integer-or-inf": "INTEGER|inf"}.get(param.kind))
@@ -191,19 +195,24 @@ def _given(name: str) -> bool:
 ARGUMENTS: list[str] = []
 
 
+def _used(spellings: Sequence[str]) -> list[str]:
+    """Each of ``spellings`` that the command line uses, as often and in the order it does."""
+    return [token.split("=", 1)[0] for token in ARGUMENTS if token.split("=", 1)[0] in spellings]
+
+
 def _check_given_once(opt: Opt) -> None:
     """An option that takes one value, given more than once (as itself, an alias or a deprecated
     spelling) is refused: click would keep the last value without a word."""
-    spellings = (opt.spelling, *opt.aliases, *opt.deprecated)
-    used = [token.split("=", 1)[0] for token in ARGUMENTS if token.split("=", 1)[0] in spellings]
+    used = _used((opt.spelling, *opt.aliases, *opt.deprecated))
     if len(used) > 1:
         raise ParameterError(opt.name, f"is given {len(used)} times ({', '.join(used)}): give it once")
 
 
 def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., None]:
     """A function typer can turn into a command: its parameters are ``options`` (and a hidden
-    one per deprecated spelling); calling it merges deprecated spellings, checks required
-    options and calls ``body`` with every option by its API keyword."""
+    one per deprecated spelling); calling it merges deprecated spellings, prints the notes of
+    the aliases used, checks required options and calls ``body`` with every option by its API
+    keyword."""
     names = [opt.name for opt in options]
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate option names in {names}")
@@ -237,6 +246,9 @@ def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., 
                 raise ParameterError(opt.name, f"is required: {opt.help}")
             if opt.multiple and values[opt.name] is None:
                 values[opt.name] = []
+        for opt in options:
+            if opt.alias_note and _used(opt.aliases):
+                hint(opt.alias_note)
         body(**values)
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

@@ -42,11 +42,13 @@ class RQM(Mechanism):
     paper = ("Youn, Hu, Ziani & Abernethy (2023), \"Randomized Quantization is All You Need for Differential Privacy "
              "in Federated Learning\", arXiv:2306.11913")
     #: typical parameters, for the examples in the command-line help
-    EXAMPLE = {"--c": "1.5", "--delta": "1.5", "--levels": "16", "--q": "0.42"}
+    EXAMPLE = {"--c": "1.5", "--extension": "1.5", "--levels": "16", "--q": "0.42"}
     PARAMS = (
         Param("c", "number", "clipping bound c > 0; inputs lie in [-c, c]", low=0, low_open=True),
+        # --extension on the command line: the paper's --delta reads as the DP δ (--dp-delta)
         Param("delta", "number", "range extension Δ > 0; levels span ±(c+Δ)", low=0, low_open=True,
-              solve=SolveRange(1e-3, 1e3, log=True, relative_to="c")),
+              solve=SolveRange(1e-3, 1e3, log=True, relative_to="c"), option="--extension", aliases=("--delta",),
+              alias_note="--delta is RQM's range extension Δ (also --extension), not the DP δ, which is --dp-delta"),
         Param("m", "integer", f"number of quantization levels m, 2 … {MAX_LEVELS}", low=2, high=MAX_LEVELS,
               option="--levels", aliases=("--m",)),
         Param("q", "number", "probability of keeping each interior level, 0 < q < 1", low=0, high=1, low_open=True,
