@@ -26,10 +26,9 @@ HOSTILE = ["", "-1", "0", "-0", "nan", "NaN", "inf", "-inf", "∞", "1e400", "1e
            "1e9", "2", "3", "0.5", "1.5", "16", "0.999999999999", "1e-12", "--", "2001"]
 #: magnitudes at and beyond the accepted range [1e-300, 1e300], levels at the limit
 EXTREME = ["1e300", "-1e300", "9.99e300", "1e-300", "1.0000001e-300", "1e299", "4096", "4097", "1e-9", "60", "300"]
-#: valid values, each under its spellings (the shared option, then the paper's alias; RQM's --delta, whose
-#: note comes before any error line, is tested in test_interface)
+#: valid values, each under its spellings (the shared option, then the paper's alias)
 VALID = {
-    "rqm": {("--c",): "1.5", ("--extension",): "1.5", ("--levels", "--m"): "8", ("--q",): "21/50"},
+    "rqm": {("--c",): "1.5", ("--extension", "--delta"): "1.5", ("--levels", "--m"): "8", ("--q",): "21/50"},
     "pbm": {("--c",): "1.5", ("--theta",): "0.25", ("--trials",): "8"},
     "qgauss": {("--sigma",): "1", ("--levels", "--k"): "4", ("--clip",): "1"},
     "qmgeo": {("--levels", "--R"): "6", ("--p",): "0.5", ("--c", "--w-max"): "1"},

@@ -7,8 +7,8 @@ wraps the body so that
 
 - a deprecated spelling works, with a one-line hint on stderr (``--quiet`` silences it), and
   giving it beside the new spelling is refused;
-- an alias with an ``alias_note`` prints that note on stderr whenever it is used (``--quiet``
-  silences it);
+- an alias with an ``alias_note`` prints that note on stderr when it is used, once the command
+  has run (so that a refusal stays one line; ``--quiet`` silences it);
 - defaults are applied after parsing, so "not given" can be told from "given the default";
 - a :class:`~rdpcalc.errors.ParameterError` naming an API keyword (``dp_delta``, ``m``) is
   reported under the option that sets it (``--dp-delta``, ``--levels``), see :func:`option_text`.
@@ -210,9 +210,9 @@ def _check_given_once(opt: Opt) -> None:
 
 def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., None]:
     """A function typer can turn into a command: its parameters are ``options`` (and a hidden
-    one per deprecated spelling); calling it merges deprecated spellings, prints the notes of
-    the aliases used, checks required options and calls ``body`` with every option by its API
-    keyword."""
+    one per deprecated spelling); calling it merges deprecated spellings, checks required
+    options, calls ``body`` with every option by its API keyword and then prints the notes of
+    the aliases used."""
     names = [opt.name for opt in options]
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate option names in {names}")
@@ -246,10 +246,10 @@ def command(body: Callable[..., None], options: Sequence[Opt]) -> Callable[..., 
                 raise ParameterError(opt.name, f"is required: {opt.help}")
             if opt.multiple and values[opt.name] is None:
                 values[opt.name] = []
-        for opt in options:
-            if opt.alias_note and _used(opt.aliases):
-                hint(opt.alias_note)
+        notes = [opt.alias_note for opt in options if opt.alias_note and _used(opt.aliases)]
         body(**values)
+        for note in notes:  # after the work: a refused value stays one line on stderr
+            hint(note)
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return run
