@@ -47,7 +47,7 @@ from .params import Param
 from .privacy import pld as pldlib
 from .privacy import rdp as acc
 from .queries import check_distribution, divergence, make_mechanism
-from .worstcase import dominating, secagg, tails
+from .worstcase import secagg, tails
 
 METHODS = ("pld", "rdp")
 #: how the accountant composes, declared once
@@ -521,6 +521,8 @@ class MechanismEvent(DpEvent):
         if self.amplified and self.relation == "replace-one":
             raise ParameterError("method", "pld: the observer does not know the sample and no PLD amplification "
                                            "bound for sampling without replacement is implemented; use `method` rdp")
+        from .worstcase import dominating  # the dominating pairs' search: start-up time of every command
+
         key = ("pld", discretization)
         if key not in self._cache:
             if self.relation == "add-remove":

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ParameterError
-from ..figures import generate, output_names, registry, select, write_index
 from ..io import check_output_folder, json_text, record_written, to_csv, to_json, write_outputs
 from ..version import VERSION
 from .options import QUIET
@@ -48,6 +47,7 @@ def run_figures(ids: Sequence[str], out_dir: str, force: bool, list_only: bool,
     each figure's files (the image in each of ``formats``), then (for all) the index README.md.
     Files already there are replaced only if rdpcalc wrote them (the folder's manifest) or with
     ``force``."""
+    from ..figures import generate, output_names, registry, select, write_index  # the figure specs: start-up time
     from ..figures.style import FORMATS  # matplotlib: start-up time
 
     if list_only:

@@ -37,7 +37,7 @@ from ..mechanisms import Mechanism
 from ..numerics import levels
 from ..params import Param
 from ..resources import Cost
-from . import certificate, kfamily, secagg
+from . import certificate, secagg
 from .secagg import Configuration
 
 PROTOCOLS = ("worst", "pm-c", "paper")
@@ -352,6 +352,8 @@ def divergences(
                 for alpha, value, precise, configuration, upper
                 in zip(alphas, found.values, found.precise, found.attained, found.upper, strict=True)]
     if windowed_family(neighbours, n):
+        from . import kfamily  # the windowed k-family: start-up time of every command
+
         if engine.name != "fast":
             raise ParameterError("engine", f"the worst case over k beyond n = {WORST_MAX_N} runs in the fast engine only")
         return [DivergencePoint(found["alpha"], found["lower"], found["lower"], found["attained"], found["upper"],
