@@ -10,7 +10,8 @@ import pytest
 
 from rdpcalc import __version__, claims
 from rdpcalc.cli import main
-from rdpcalc.figures import generate, output_names, registry, select, write_index
+from rdpcalc.compare import designs
+from rdpcalc.figures import frontier, generate, output_names, registry, rqm, select, write_index
 
 
 def read_csv(path):
@@ -66,6 +67,20 @@ def test_index_lists_every_figure(tmp_path):
     text = write_index(tmp_path, specs, comparisons).read_text()
     assert "![rqm-fig1b](rqm-fig1b.png)" in text and "corbin-ratio.csv" in text and "(corbin-ratio.meta.json)" in text
     assert "header lines" not in text and "`pandas.read_csv` loads it" in text
+
+
+def test_frontier_footnote_names_each_mechanism_left_out_and_why():
+    text = frontier.left_out_footnote(frontier.PANELS, list(designs()), frontier.LEFT_OUT_REASON)
+    assert "pbm at n = 40, B = 10" in text and "rqm, pbm, qgauss at n = 1000, B = 16" in text
+    assert "B = 8" not in text and frontier.LEFT_OUT_REASON in text
+    assert any(frontier.LEFT_OUT_REASON in note for note in registry()["frontier-bits"].notes)
+    assert frontier.left_out_footnote([(40, 8, ("a", "b"))], ["a", "b"], "why") == ""
+
+
+def test_bands_drawn_apart_differ_in_hatch_and_carry_their_label():
+    looks = [rqm._band_look("#1f77b4", index, f"band {index}") for index in range(4)]
+    assert len({look["hatch"] for look in looks}) == 4 and [look["label"] for look in looks] == [f"band {i}" for i in range(4)]
+    assert rqm._band_look("#1f77b4", None, "band") == {"color": "#1f77b4", "alpha": 0.15, "linewidth": 0}
 
 
 def test_figures_command_lists_and_refuses_unknown_ids(capsys):

@@ -15,7 +15,7 @@ from ..errors import ParameterError
 from ..mechanisms import MECHANISMS
 from ..runs import RunOptions
 from .spec import FigureSpec
-from .style import COLOURS, new_figure, save
+from .style import COLOURS, new_figure_with_footer, save
 
 DP_DELTA, C = 1e-5, Fraction(1)
 #: (n, B) of each panel, and the mechanisms swept there: the certified worst case of PBM takes a minute a
@@ -25,6 +25,8 @@ DP_DELTA, C = 1e-5, Fraction(1)
 PANELS = [(40, 8, ("rqm", "pbm", "qgauss", "ddg", "skellam", "binomial")),
           (40, 10, ("rqm", "qgauss", "ddg", "skellam", "binomial")),
           (1000, 16, ("ddg", "skellam", "binomial"))]
+#: why the panels leave mechanisms out (the sidecar's note and the figure's footnote)
+LEFT_OUT_REASON = "their certified worst case takes minutes there"
 #: points per mechanism and panel
 POINTS = 5
 #: the free parameter's sweep per mechanism, as (low, high) or a function of the design's ends
@@ -90,27 +92,70 @@ def _drawn(record: dict) -> bool:
     return record["epsilon"] is not None and math.isfinite(record["epsilon"]) and math.isfinite(record["mse"])
 
 
+#: how each mechanism's curve is drawn, beside its colour. The discrete Gaussian, Skellam and binomial curves
+#: coincide: they are drawn widest first (a wide pale line with large open circles), then dashed with squares,
+#: then dotted with crosses, and the thin curves on top, so that every curve stays visible where they overlap
+LOOKS = {
+    "rqm": {"marker": "o", "linestyle": "-", "markersize": 4, "zorder": 5},
+    "pbm": {"marker": "v", "linestyle": "-", "markersize": 5, "zorder": 5},
+    "qgauss": {"marker": "^", "linestyle": "-", "markersize": 5, "zorder": 5},
+    "ddg": {"marker": "o", "linestyle": "-", "linewidth": 5.0, "alpha": 0.45, "markersize": 10, "markerfacecolor": "none",
+            "zorder": 2},
+    "skellam": {"marker": "s", "linestyle": "--", "linewidth": 2.0, "markersize": 5, "zorder": 3},
+    "binomial": {"marker": "x", "linestyle": ":", "linewidth": 1.6, "markersize": 7, "markeredgewidth": 1.5, "zorder": 4},
+}
+#: the marker of each paper's operating point: the two nearly coincide at n = 40, B = 10, so PBM's smaller
+#: diamond is drawn on RQM's star
+PAPER_LOOKS = {"rqm": {"marker": "*", "markersize": 15, "zorder": 6}, "pbm": {"marker": "D", "markersize": 6, "zorder": 7}}
+#: the height in inches of the strip under the panels that holds the legend and the footnote
+FOOTER = 0.9
+
+
+def _colour(name: str) -> str:
+    """The mechanism's colour: its place among :func:`rdpcalc.compare.designs`."""
+    return COLOURS[list(designs()).index(name) % len(COLOURS)]
+
+
+def left_out_footnote(panels, names, reason: str) -> str:
+    """The footnote naming, per panel of ``panels`` (n, B, mechanisms drawn), the mechanisms of
+    ``names`` it leaves out, and ``reason``; empty where every panel draws them all."""
+    gaps = [(n, bits, [name for name in names if name not in drawn]) for n, bits, drawn in panels]
+    parts = [f"{', '.join(missing)} at n = {n}, B = {bits}" for n, bits, missing in gaps if missing]
+    return f"Curves left out, as {reason}: {'; '.join(parts)}." if parts else ""
+
+
+def _legend_entries(axes) -> tuple[list, list[str]]:
+    """The handles and labels of every panel's curves and points, each label once, in the order
+    first drawn."""
+    entries = {}
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    return list(entries.values()), list(entries)
+
+
 def plot(records: list[dict], path) -> None:
-    fig, axes = new_figure(ncols=len(PANELS), width=5.0 * len(PANELS))
-    names = list(designs())
+    """The MSE against ε, one panel per (n, B) of PANELS, one curve per mechanism swept there and
+    a mark per paper's operating point; one legend and the footnote on the mechanisms left out,
+    under the panels."""
+    fig, axes, strip = new_figure_with_footer(len(PANELS), 5.0 * len(PANELS), 4.6, FOOTER)
     for axis, (n, bits, drawn) in zip(axes, PANELS):
         for name in drawn:
-            colour = COLOURS[names.index(name) % len(COLOURS)]
             rows = sorted((r for r in records if r["n"] == n and r["bits"] == bits and r["mechanism"] == name
                            and r["kind"] == "sweep" and _drawn(r)), key=lambda r: r["epsilon"])
-            style = "s--" if name == "skellam" else "o-"  # Skellam and DDG nearly coincide: both stay visible
-            axis.plot([r["epsilon"] for r in rows], [r["mse"] for r in rows], style, color=colour, label=name, ms=3)
+            axis.plot([r["epsilon"] for r in rows], [r["mse"] for r in rows], color=_colour(name), label=name, **LOOKS[name])
         for r in records:
             if r["n"] == n and r["bits"] == bits and r["kind"] == "paper" and _drawn(r):
-                colour = COLOURS[names.index(r["mechanism"]) % len(COLOURS)]
-                axis.plot(r["epsilon"], r["mse"], "*", color=colour, ms=12, mec="black",
+                axis.plot(r["epsilon"], r["mse"], color=_colour(r["mechanism"]), mec="black", **PAPER_LOOKS[r["mechanism"]],
                           label=f"{r['mechanism']}: the paper's operating point ({r['outputs']} outputs)")
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_xlabel("ε of one round (δ = 1e-5, certified)")
         axis.set_ylabel("MSE of the decoded sum (worst of x = 0, c/4 … c)")
         axis.set_title(f"n = {n} clients, B = {bits} bits per coordinate")
-        axis.legend(fontsize=7)
+    strip.legend(*_legend_entries(axes), loc="upper center", ncol=4, fontsize=8, frameon=False)
+    strip.text(0.5, 0.0, left_out_footnote(PANELS, list(designs()), LEFT_OUT_REASON), transform=strip.transAxes,
+               ha="center", va="bottom", fontsize=8)
     save(fig, path)
 
 
@@ -143,5 +188,4 @@ SPECS = [FigureSpec(
                f"(n, B) = {', '.join(f'({n}, {b})' for n, b, _ in PANELS)}; designs of `rdpcalc compare`",
     build=build, plot=plot, compare=compare,
     notes=("ε is certified for the sum without its wrap-around; the MSE counts the wrap-around exactly",
-           "PBM is swept at B = 8 only and RQM, PBM and the quantized Gaussian are left out at n = 1000: their "
-           "certified worst case takes minutes there"))]
+           f"PBM is swept at B = 8 only and RQM, PBM and the quantized Gaussian are left out at n = 1000: {LEFT_OUT_REASON}"))]

@@ -31,14 +31,34 @@ RC = {
 }
 
 
+def _plain(ax) -> None:
+    """A light grid, and no top or right spine."""
+    ax.grid(True, alpha=0.3)
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+
+
 def new_figure(ncols: int = 1, width: float = 7.0, height: float = 4.6):
     with plt.rc_context(RC):
         fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
     for ax in axes[0]:
-        ax.grid(True, alpha=0.3)
-        ax.spines["top"].set_visible(False)
-        ax.spines["right"].set_visible(False)
+        _plain(ax)
     return fig, list(axes[0])
+
+
+def new_figure_with_footer(ncols: int, width: float, height: float, footer: float):
+    """:func:`new_figure`'s row of ``ncols`` panels, ``height`` inches high, over a strip ``footer``
+    inches high that spans them all and has no axes: the place for a legend and notes that must
+    cover no data. Returns the figure, the panels and the strip."""
+    with plt.rc_context(RC):
+        fig = plt.figure(figsize=(width, height + footer))
+        grid = fig.add_gridspec(2, ncols, height_ratios=(height, footer))
+        panels = [fig.add_subplot(grid[0, column]) for column in range(ncols)]
+        strip = fig.add_subplot(grid[1, :])
+    for ax in panels:
+        _plain(ax)
+    strip.axis("off")
+    return fig, panels, strip
 
 
 #: the image formats a figure or plot is written in, by file suffix
