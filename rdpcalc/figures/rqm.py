@@ -308,7 +308,8 @@ SPECS = [
     _sweep_spec("rqm-fig2-right", "RQM paper, Figure 2 (right): D_α against α for n = 1 and n = 40",
                 "Youn et al. 2023, RQM, Figure 2 right", FIG2, (1, 40), "RQM paper, Fig. 2 right: n ∈ {1, 40}, m = 16"),
     _sweep_spec("rqm-fig3-right", "RQM paper, Figure 3 (right): the three FL configurations against PBM θ = 0.25",
-                "Youn et al. 2023, RQM, Figure 3 right", FIG3, (40,), "RQM paper, Fig. 3 right: n = 40, m = 16", ASSUMED),
+                "Youn et al. 2023, RQM, Figure 3 right", FIG3, (40,), "RQM paper, Fig. 3 right: n = 40, m = 16", ASSUMED,
+                apart=True),  # its RQM bands overlap
     _vs_n_spec("rqm-fig4-left", "RQM paper, Figure 4 (left): PBM θ = 0.15 against RQM (2.33c, 0.42), D₂ against n",
                "Youn et al. 2023, RQM, Figure 4 (App. D.1), first panel", FIG4, "RQM paper, Fig. 4: α = 2, m = 16"),
     _sweep_spec("rqm-fig4-right", "RQM paper, Figure 4 (right): PBM θ = 0.15 against RQM (2.33c, 0.42), D_α against α",
@@ -321,8 +322,8 @@ SPECS = [
                 "RQM paper, Fig. 5: n ∈ {1, 40}, m = 16", "; panel layout assumed as in Fig. 2"),
     _sweep_spec("rqm-fig6-rdp", "RQM paper, Figure 6 (Rényi DP panel): θ = 0.15 configurations",
                 "Youn et al. 2023, RQM, Figure 6 (App. D.2), third panel", FIG6, (40,), "RQM paper, Fig. 6: n = 40, m = 16",
-                ASSUMED),
+                ASSUMED, apart=True),  # its RQM bands overlap
     _sweep_spec("rqm-fig7-rdp", "RQM paper, Figure 7 (Rényi DP panel): θ = 0.35 configurations",
                 "Youn et al. 2023, RQM, Figure 7 (App. D.2), third panel", FIG7, (40,), "RQM paper, Fig. 7: n = 40, m = 16",
-                ASSUMED, apart=True),  # its three RQM bands overlap
+                ASSUMED, apart=True),  # its RQM bands overlap
 ]
