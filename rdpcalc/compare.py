@@ -38,7 +38,7 @@ from .mechanisms.base import exact_pmf, log_pmf
 from .mechanisms.design import Design
 from .params import Param
 from .privacy import rdp as acc
-from .runs import RunOptions, account_run, check_participation
+from .runs import TARGET_EPSILON, RunOptions, account_run, check_participation
 
 #: the inputs (as fractions of c) the MSE is maximised over
 MSE_INPUTS = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1))
@@ -80,9 +80,7 @@ def compare(run: RunOptions, *, bits: int, dp_epsilon: float, dp_delta: float = 
     if not isinstance(run, RunOptions):
         raise ParameterError("run", f"must be a RunOptions (rdpcalc.RunOptions), got {run!r}")
     n, bits = COMPARED.convert(run.n), BITS.convert(bits)
-    target = float(dp_epsilon)
-    if not (target > 0 and math.isfinite(target)):
-        raise ParameterError("dp_epsilon", f"must be a finite number > 0, got {dp_epsilon!r}")
+    target = TARGET_EPSILON.convert(dp_epsilon)
     acc.check_delta(dp_delta)
     bound = CLIP.convert(c)
     known = designs()

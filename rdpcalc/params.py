@@ -7,6 +7,7 @@ its help and its error from the same declaration.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -40,12 +41,13 @@ class SolveRange:
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a mechanism, declared once: the base class converts and checks it, the
-    CLI builds its option, calibrate reads its search range.
+    """One option, declared once (a mechanism's parameter or any other option with a range): the
+    API converts and checks it, the CLI builds its option, calibrate reads its search range.
 
     ``name`` is the dataclass field and the API keyword (the paper's symbol); ``kind`` one of
     :data:`KINDS`; ``default`` its default (None: required, unless ``optional``, where None
-    means "not given"); ``low``/``high`` its range, open at an end where ``low_open``/``high_open``;
+    means "not given"); ``low``/``high`` its range, open at an end where ``low_open``/``high_open``,
+    and ``high_name`` the name of an upper end set from another option (:meth:`up_to`);
     ``choices`` the values of a choice. On the command line it is ``option`` (default
     ``--name``), also spelled ``aliases`` (the paper's symbol where the shared vocabulary
     differs) and, with a one-line hint, ``deprecated``; ``alias_note``, where given, is printed
@@ -60,6 +62,7 @@ class Param:
     high: Fraction | int | None = None
     low_open: bool = False
     high_open: bool = False
+    high_name: str = ""
     choices: tuple[str, ...] = ()
     option: str = ""
     aliases: tuple[str, ...] = ()
@@ -111,6 +114,12 @@ class Param:
         high_ok = self.high is None or (number < self.high if self.high_open else number <= self.high)
         return low_ok and high_ok
 
+    def up_to(self, high, name: str) -> Param:
+        """This option with the upper end ``high``, another option's value (or a function of it)
+        called ``name`` in its error: ``participation`` ≤ ``rounds`` reads "must be an integer in
+        [1, `rounds`] = [1, 40]"."""
+        return dataclasses.replace(self, high=high, high_name=name)
+
     def _bounded(self) -> bool:
         return self.low is not None or self.high is not None
 
@@ -143,12 +152,23 @@ class Param:
         suffix = " or inf" if self.kind == "integer-or-inf" else ""
         if self.low is not None and self.high is not None:
             left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-            return f"must be {what} in {left}{fmt(Fraction(self.low))}, {fmt(Fraction(self.high))}{right}{suffix}"
+            low, high = fmt(Fraction(self.low)), fmt(Fraction(self.high))
+            named = f"{left}{low}, {self.high_name}{right} = " if self.high_name else ""
+            return f"must be {what} in {named}{left}{low}, {high}{right}{suffix}"
         if self.low is not None:
             return f"must be {what} {'>' if self.low_open else '≥'} {fmt(Fraction(self.low))}{suffix}"
         if self.high is not None:
             return f"must be {what} {'<' if self.high_open else '≤'} {fmt(Fraction(self.high))}{suffix}"
         return f"must be {what}{suffix}"
+
+
+def split_record(record: type, options: dict) -> tuple[object, dict]:
+    """The fields of the dataclass ``record`` taken out of ``options`` (keyword → value) as one
+    record, and the rest: how flat keywords (a command line, a sweep point) become the records
+    the API takes (``RunOptions``, ``NeighbourOptions``)."""
+    names = {field.name for field in dataclasses.fields(record)}
+    rest = {key: value for key, value in options.items() if key not in names}
+    return record(**{key: value for key, value in options.items() if key in names}), rest
 
 
 def _to_float(value, parameter: str) -> float:

@@ -13,25 +13,18 @@ ready for a table, JSON or CSV; every value is a Python ``float``, ``int``, ``bo
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from fractions import Fraction
 
 import mpmath
 
 from .errors import ParameterError
-from .exactnum import to_fraction
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import exact_pmf
 from .numerics import check_dps, make_engine
 from .orders import collect_alphas
-from .params import Param
 from .worstcase import tails
-from .worstcase.certificate import TOLERANCE as CERTIFY_WITHIN
-from .worstcase.neighbours import CLIENTS_IN_SUM, CandidateInputs, DivergencePoint, Request, choose_neighbours, divergences
-from .worstcase.secagg import EXHAUSTIVE_BUDGET
+from .worstcase.neighbours import CLIENTS_IN_SUM, DivergencePoint, NeighbourOptions, choose_neighbours, divergences
 
 
 def make_mechanism(name: str, **params) -> Mechanism:
@@ -55,56 +48,6 @@ def make_mechanism(name: str, **params) -> Mechanism:
     if missing:
         raise ParameterError(missing[0].name, f"is required for {name}: {missing[0].range_text()}")
     return cls(**{key: value for key, value in params.items() if value is not None})
-
-
-#: one client's inputs searched on a grid instead of the breakpoints
-GRID = Param("grid", "integer", "One client: search all pairs of N equally spaced inputs ({range}) instead of the "
-             "breakpoints.", low=2, high=2001, optional=True)
-
-
-@dataclass(frozen=True)
-class NeighbourOptions:
-    """How :func:`divergence` chooses the neighbouring inputs, as data (what travels together
-    from the command line or a sweep):
-
-    * ``neighbours``: ``worst`` (the maximum over client 1's pair and the others' inputs,
-      searched and certified; see :mod:`rdpcalc.worstcase.secagg`), ``pm-c`` (client 1 at ±b,
-      the others at ±b, maximised over their number k at +b) or ``paper`` (b against −b, k drawn
-      at random with ``seed``);
-    * ``others_plus``: k, the number of other clients at +b (the rest at −b), in [0, n − 1];
-    * ``x``, ``x_prime``: client 1's pair (both or neither);
-    * ``grid``: one client only: search all pairs of ``grid`` equally spaced inputs (2 … 2001)
-      instead of the breakpoints; ``margin``: one client only, mechanisms whose pmf jumps at its
-      levels (QMGeo): the inputs kept ``margin``·Δ away from the levels;
-    * ``budget``: the multisets of others the worst-case search enumerates exhaustively;
-    * ``certify_within``: ``worst`` with n > 1: the certificate's Theorem A refines each node
-      until it is within this relative distance of the value found, in [0, 0.5] (0: until it is
-      at most the value found, or its staircases run out; slower, and where every node gets
-      there the bracket closes).
-
-    The options are checked together with the mechanism and n, by :func:`divergence`."""
-
-    neighbours: str = "worst"
-    others_plus: int | None = None
-    x: object = None
-    x_prime: object = None
-    seed: int = 0
-    grid: int | None = None
-    margin: object = None
-    budget: int = EXHAUSTIVE_BUDGET
-    certify_within: float = CERTIFY_WITHIN
-
-    @classmethod
-    def split(cls, options: dict) -> tuple[NeighbourOptions, dict]:
-        """The neighbour options taken out of ``options`` (keyword → value), and the rest."""
-        names = {field.name for field in dataclasses.fields(cls)}
-        rest = {key: value for key, value in options.items() if key not in names}
-        return cls(**{key: value for key, value in options.items() if key in names}), rest
-
-    def request(self, mechanism: Mechanism) -> Request:
-        """The search's request for ``mechanism`` (``grid`` or ``margin`` become its inputs)."""
-        return Request(self.neighbours, self.others_plus, self.x, self.x_prime, self.seed,
-                       _input_set(mechanism, self.grid, self.margin), self.budget, self.certify_within)
 
 
 def divergence(
@@ -151,7 +94,7 @@ def divergence(
     if not isinstance(choose, NeighbourOptions):
         raise ParameterError("choose", f"must be a NeighbourOptions (rdpcalc.NeighbourOptions), got {choose!r}")
     n = CLIENTS_IN_SUM.convert(n)
-    chosen = choose_neighbours(mechanism, n, choose.request(mechanism))
+    chosen = choose_neighbours(mechanism, n, choose)
     engine_obj = make_engine(engine, dps, clients=n, modulus=mechanism.modulus)  # after choose_neighbours checked n
     points = divergences(mechanism, n, orders, chosen, engine_obj, progress)
     records = [_divergence_record(mechanism, n, point, chosen.protocol, chosen.description, engine_obj)
@@ -185,24 +128,6 @@ def check_distribution(mechanism: Mechanism) -> None:
     if not mechanism.defines_distribution:
         raise ParameterError("normalisers", "printed: eqs. (10)–(11) do not give a distribution (the masses do not sum "
                                             "to one), so divergences are undefined; inspect it with `pmf`")
-
-
-def _input_set(mechanism: Mechanism, grid, margin) -> CandidateInputs | None:
-    """The inputs searched by ``grid`` or ``margin`` (at most one of them), if either is given."""
-    if grid is not None and margin is not None:
-        raise ParameterError("margin", "cannot be combined with `grid`")
-    if grid is not None:
-        grid = GRID.convert(grid)
-        b = mechanism.bound
-        return CandidateInputs(tuple(-b + 2 * b * Fraction(i, grid - 1) for i in range(grid)), "grid",
-                               f"{grid} equally spaced inputs")
-    if margin is not None:
-        if not hasattr(mechanism, "inputs_with_margin"):
-            raise ParameterError("margin", f"applies to mechanisms whose pmf jumps at its levels (qmgeo), not {mechanism.name}")
-        eta = to_fraction(margin, "margin")
-        return CandidateInputs(tuple(mechanism.inputs_with_margin(eta)), "margin",
-                               f"the inputs {float(eta):g}·Δ away from the levels")
-    return None
 
 
 def moments(mechanism: Mechanism, *, x, dps: int = 50) -> dict:

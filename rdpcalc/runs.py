@@ -12,7 +12,6 @@ Distributions", arXiv:2207.04380). See :mod:`rdpcalc.accountant` for the events 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from .accountant import METHOD, Accountant, GaussianEvent, LaplaceEvent, Mechani
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
-from .params import Param
+from .params import Param, split_record
 from .privacy import rdp as acc
 from .privacy.pld import LOSS_CAP, check_discretization
 from .queries import make_mechanism
@@ -41,8 +40,8 @@ PARTICIPATION = Param("participation", "integer", "server/local: the rounds the 
 TARGET_EPSILON = Param("dp_epsilon", "float", "The ε to meet, {range}.", low=0, low_open=True)
 REPORTED_EPSILON = Param("dp_epsilon", "float", "Also report δ at this ε, {range}.", low=0, optional=True)
 #: the reference mechanisms' parameters
-SIGMA = Param("sigma", "float", "Noise standard deviation σ {range}.", low=0, low_open=True, optional=True)
-SCALE = Param("scale", "float", "Laplace scale b {range}.", low=0, low_open=True, optional=True)
+SIGMA = Param("sigma", "float", "Noise standard deviation σ {range}.", low=0, low_open=True)
+SCALE = Param("scale", "float", "Laplace scale b {range}.", low=0, low_open=True)
 SENSITIVITY = Param("sensitivity", "float", "Sensitivity Δ {range} (ℓ₂ / ℓ₁).", default=1.0, low=0, low_open=True)
 SAMPLE_RATE = Param("sample_rate", "float", "Sampling rate in {range}.", default=1.0, low=0, high=1, low_open=True)
 #: where calibrate searches the reference mechanisms' noise (the quantization mechanisms declare
@@ -184,9 +183,7 @@ class RunOptions:
     @classmethod
     def split(cls, options: dict) -> tuple[RunOptions, dict]:
         """The run's options taken out of ``options`` (keyword → value), and the rest."""
-        names = {field.name for field in dataclasses.fields(cls)}
-        rest = {key: value for key, value in options.items() if key not in names}
-        return cls(**{key: value for key, value in options.items() if key in names}), rest
+        return split_record(cls, options)
 
 
 def account_run(
@@ -313,11 +310,7 @@ def check_participation(participation, rounds: int, observer: str, rate: float) 
     part in (default: all, the worst case)."""
     if participation is None:
         return rounds
-    try:
-        participation = dataclasses.replace(PARTICIPATION, high=rounds).convert(participation)
-    except ParameterError:  # the range in words: it depends on rounds
-        raise ParameterError("participation", f"must be an integer in [1, `rounds`] = [1, {rounds}], got {participation!r}") \
-            from None
+    participation = PARTICIPATION.up_to(rounds, "`rounds`").convert(participation)
     if observer == "release" and rate < 1:
         raise ParameterError("participation", "applies where the observer knows the sample (server, local); "
                                               "for release the amplified curve already accounts for the sampling")
@@ -363,10 +356,7 @@ def account_reference_run(
     if {"sigma": sigma, "scale": scale}[other] is not None:
         raise ParameterError(other, f"is a parameter of {'laplace' if name == 'gaussian' else 'gaussian'}, not {name}: "
                                     f"give `{noise}`")
-    declared, given = (SIGMA, sigma) if name == "gaussian" else (SCALE, scale)
-    if given is None:
-        raise ParameterError(noise, f"is required for {name}: {declared.range_text()}")
-    noise_value = declared.convert(given)
+    noise_value = SIGMA.convert(sigma) if name == "gaussian" else SCALE.convert(scale)
     sensitivity = SENSITIVITY.convert(sensitivity)
     sample_rate = SAMPLE_RATE.convert(sample_rate)
     rounds = check_rounds(rounds)

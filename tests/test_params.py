@@ -94,3 +94,12 @@ def test_a_float_option_stays_a_float(value, converted):
 def test_a_float_option_refuses_with_its_range(value):
     with pytest.raises(rdpcalc.ParameterError, match=r"^sensitivity: must be a number > 0, got "):
         Param("sensitivity", "float", "", low=0, low_open=True).convert(value)
+
+
+def test_an_upper_end_set_by_another_option_is_named():
+    """participation ≤ rounds: the error names the other option and gives its value."""
+    bounded = Param("participation", "integer", "", low=1).up_to(40, "`rounds`")
+    with pytest.raises(rdpcalc.ParameterError, match=r"^participation: must be an integer in \[1, `rounds`\] = \[1, 40\], "
+                                                     r"got 41$"):
+        bounded.convert(41)
+    assert bounded.convert("40") == 40

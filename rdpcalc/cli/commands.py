@@ -32,7 +32,7 @@ from ..numerics import DPS, ENGINE
 from ..orders import parse_alpha
 from ..privacy.pld import DISCRETIZATION, DISCRETIZATION_STEP
 from ..privacy.rdp import OBSERVER, SAMPLING_SCHEME
-from ..queries import GRID, NeighbourOptions, divergence, make_mechanism, moments, pmf
+from ..queries import NeighbourOptions, divergence, make_mechanism, moments, pmf
 from ..runs import (
     PARTICIPATION,
     REFERENCE_SOLVABLE,
@@ -53,7 +53,7 @@ from ..runs import (
 )
 from ..runs import solvable as solvable_parameters
 from ..version import VERSION
-from ..worstcase.neighbours import BUDGET, CERTIFY_WITHIN, CLIENTS_IN_SUM, NEIGHBOURS, OTHERS_PLUS, SEED
+from ..worstcase.neighbours import BUDGET, CERTIFY_WITHIN, CLIENTS_IN_SUM, GRID, NEIGHBOURS, OTHERS_PLUS, SEED
 from . import render
 from .options import QUIET, Opt, command, default_text, from_param, hint, option
 from .outputs import FL_FILES, run_figures, write_run

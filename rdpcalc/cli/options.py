@@ -16,6 +16,7 @@ wraps the body so that
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 import sys
@@ -94,14 +95,16 @@ def from_param(param: Param, panel: str, required: bool | None = None) -> Opt:
 
 def option(param: Param, panel: str, *, help: str | None = None, metavar: str | None = None, **extra) -> Opt:
     """The option of an API keyword declared as a :class:`~rdpcalc.params.Param` (``n``, ``dps``,
-    ``budget``, …): its kind, default and help (``help`` overrides the declared text; either
+    ``budget``, …): :func:`from_param`'s, but typed for the API (numbers as floats) and with its
+    default applied here; its kind, default and help (``help`` overrides the declared text; either
     has ``{range}`` filled in) come from the declaration, and the API converts and checks the
     value against the same declaration. ``extra``: other :class:`Opt` fields (``deprecated``,
     ``required``), or a ``default`` or ``kind`` of the command's own (``kind=str`` keeps a
     number's text, for the API to read exactly)."""
     kind: object = {"integer": int, "number": float, "float": float, "choice": param.choices}.get(param.kind, str)
-    fields = {"kind": kind, "default": param.default, "option": param.option, "panel": panel, "metavar": metavar}
-    return Opt(param.name, param.help_text(help), **{**fields, **extra})
+    fields = {"help": param.help_text(help), "kind": kind, "default": param.default, "show": None, "metavar": metavar,
+              "required": False}
+    return dataclasses.replace(from_param(param, panel), **{**fields, **extra})
 
 
 def default_text(value) -> str:

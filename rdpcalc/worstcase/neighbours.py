@@ -32,10 +32,10 @@ import numpy as np
 
 from .. import resources
 from ..errors import ParameterError
-from ..exactnum import fmt
+from ..exactnum import fmt, to_fraction
 from ..mechanisms import Mechanism
 from ..numerics import levels
-from ..params import Param
+from ..params import Param, split_record
 from ..resources import Cost
 from . import certificate, secagg
 from .secagg import Configuration
@@ -116,38 +116,72 @@ class CandidateInputs:
     description: str
 
 
-@dataclass(frozen=True)
-class Request:
-    """The options that choose the neighbours: the ``protocol`` (``worst``, ``pm-c`` or
-    ``paper``), k others at +b (``others_plus``), client 1's pair (``x``, ``x_prime``: both or
-    neither), the ``seed`` of ``paper``'s random k, the ``inputs`` searched instead of the
-    breakpoints, and the search's ``budget`` and ``certify_within``."""
+#: one client's inputs searched on a grid instead of the breakpoints
+GRID = Param("grid", "integer", "One client: search all pairs of N equally spaced inputs ({range}) instead of the "
+             "breakpoints.", low=2, high=2001, optional=True)
 
-    protocol: str = "worst"
+
+@dataclass(frozen=True)
+class NeighbourOptions:
+    """How :func:`divergence` chooses the neighbouring inputs, as data (what travels together
+    from the command line or a sweep):
+
+    * ``neighbours``: ``worst`` (the maximum over client 1's pair and the others' inputs,
+      searched and certified; see :mod:`.secagg`), ``pm-c`` (client 1 at ±b,
+      the others at ±b, maximised over their number k at +b) or ``paper`` (b against −b, k drawn
+      at random with ``seed``);
+    * ``others_plus``: k, the number of other clients at +b (the rest at −b), in [0, n − 1];
+    * ``x``, ``x_prime``: client 1's pair (both or neither);
+    * ``grid``: one client only: search all pairs of ``grid`` equally spaced inputs (2 … 2001)
+      instead of the breakpoints; ``margin``: one client only, mechanisms whose pmf jumps at its
+      levels (QMGeo): the inputs kept ``margin``·Δ away from the levels;
+    * ``budget``: the multisets of others the worst-case search enumerates exhaustively;
+    * ``certify_within``: ``worst`` with n > 1: the certificate's Theorem A refines each node
+      until it is within this relative distance of the value found, in [0, 0.5] (0: until it is
+      at most the value found, or its staircases run out; slower, and where every node gets
+      there the bracket closes).
+
+    The options are checked together with the mechanism and n, by :func:`choose_neighbours`."""
+
+    neighbours: str = "worst"
     others_plus: int | None = None
     x: object = None
     x_prime: object = None
     seed: int = 0
-    inputs: CandidateInputs | None = None
+    grid: int | None = None
+    margin: object = None
     budget: int = secagg.EXHAUSTIVE_BUDGET
     certify_within: float = certificate.TOLERANCE
 
+    @classmethod
+    def split(cls, options: dict) -> tuple[NeighbourOptions, dict]:
+        """The neighbour options taken out of ``options`` (keyword → value), and the rest."""
+        return split_record(cls, options)
 
-def choose_neighbours(mechanism: Mechanism, n: int, request: Request = Request()) -> Neighbours:
+
+@dataclass(frozen=True)
+class _Request(NeighbourOptions):
+    """The options with ``grid`` or ``margin`` resolved into the ``inputs`` searched instead of
+    the breakpoints (:func:`_input_set`)."""
+
+    inputs: CandidateInputs | None = None
+
+
+def choose_neighbours(mechanism: Mechanism, n: int, options: NeighbourOptions = NeighbourOptions()) -> Neighbours:
     """Resolve the protocol options into the candidate configurations.
 
     ``others_plus`` fixes k, the number of others at +b; ``x``/``x_prime`` fix client 1's pair (both or
-    neither); ``protocol`` is ``worst``, ``pm-c`` or ``paper``. ``paper`` cannot be combined
+    neither); ``neighbours`` is ``worst``, ``pm-c`` or ``paper``. ``paper`` cannot be combined
     with ``others_plus``; ``worst`` with ``others_plus`` or a pair searches the ±b family with that restriction.
-    ``inputs`` (one client only) replaces the breakpoints of ``worst`` by a given set of
-    inputs, e.g. a grid.
+    ``grid`` or ``margin`` (one client only) replaces the breakpoints of ``worst`` by a given set
+    of inputs.
     """
-    n, request = _checked(n, request)
-    searched = (request.protocol == "worst" and n > 1 and request.others_plus is None and request.x is None
+    n, request = _checked(n, _Request(**vars(options), inputs=_input_set(mechanism, options.grid, options.margin)))
+    searched = (request.neighbours == "worst" and n > 1 and request.others_plus is None and request.x is None
                 and request.inputs is None)
     _check_size(n, request, searched)
     if request.inputs is not None and (n != 1 or request.x is not None or request.others_plus is not None
-                                       or request.protocol != "worst"):
+                                       or request.neighbours != "worst"):
         raise ParameterError(request.inputs.parameter,
                              "searches input pairs of one client: use it with `n` 1 and without `x`, `others_plus` or "
                              "`neighbours` paper")
@@ -156,39 +190,54 @@ def choose_neighbours(mechanism: Mechanism, n: int, request: Request = Request()
     pairs, pair_text = _pairs(mechanism, n, request)
     ks, others_text, drawn_seed = _others(mechanism, n, request)
     name = ("explicit" if (request.x is not None or request.others_plus is not None)
-            else "inputs" if request.inputs is not None else request.protocol)
+            else "inputs" if request.inputs is not None else request.neighbours)
     return Neighbours(name, pairs, ks, f"{name}: {pair_text}{others_text}", drawn_seed, request.budget,
                       inputs_parameter=None if request.inputs is None else request.inputs.parameter)
 
 
-def _checked(n, request: Request) -> tuple[int, Request]:
+def _input_set(mechanism: Mechanism, grid, margin) -> CandidateInputs | None:
+    """The inputs searched by ``grid`` or ``margin`` (at most one of them), if either is given."""
+    if grid is not None and margin is not None:
+        raise ParameterError("margin", "cannot be combined with `grid`")
+    if grid is not None:
+        grid = GRID.convert(grid)
+        b = mechanism.bound
+        return CandidateInputs(tuple(-b + 2 * b * Fraction(i, grid - 1) for i in range(grid)), "grid",
+                               f"{grid} equally spaced inputs")
+    if margin is not None:
+        if not hasattr(mechanism, "inputs_with_margin"):
+            raise ParameterError("margin", f"applies to mechanisms whose pmf jumps at its levels (qmgeo), not {mechanism.name}")
+        eta = to_fraction(margin, "margin")
+        return CandidateInputs(tuple(mechanism.inputs_with_margin(eta)), "margin",
+                               f"the inputs {float(eta):g}·Δ away from the levels")
+    return None
+
+
+def _checked(n, request: _Request) -> tuple[int, _Request]:
     """``n`` and the request converted and checked against their declarations
     (:class:`ParameterError` for an option out of its range or a combination without meaning)."""
     n = CLIENTS_IN_SUM.convert(n)
-    request = replace(request, protocol=NEIGHBOURS.convert(request.protocol), seed=SEED.convert(request.seed),
+    request = replace(request, neighbours=NEIGHBOURS.convert(request.neighbours), seed=SEED.convert(request.seed),
                       budget=BUDGET.convert(request.budget),
                       certify_within=CERTIFY_WITHIN.convert(request.certify_within))
     if (request.x is None) != (request.x_prime is None):
         raise ParameterError("x_prime" if request.x_prime is None else "x", "`x` and `x_prime` must be given together")
     k = request.others_plus
     if k is not None:
-        if request.protocol == "paper":
+        if request.neighbours == "paper":
             raise ParameterError("others_plus", "cannot be combined with `neighbours` paper (which draws k at random)")
-        try:
-            request = replace(request, others_plus=replace(OTHERS_PLUS, high=n - 1).convert(k))
-        except ParameterError:  # the range in words: it depends on n
-            raise ParameterError("others_plus", f"must be an integer in [0, n−1] = [0, {n - 1}], got {k!r}") from None
+        request = replace(request, others_plus=OTHERS_PLUS.up_to(n - 1, "n−1").convert(k))
     return n, request
 
 
-def _check_size(n: int, request: Request, searched: bool) -> None:
+def _check_size(n: int, request: _Request, searched: bool) -> None:
     """:class:`ParameterError` on ``n`` beyond what the chosen computation runs up to."""
     if searched and n > secagg.SEARCH_MAX_N:
         raise ParameterError("n", f"the worst-case search runs up to n = {secagg.SEARCH_MAX_N}; use `neighbours` "
                                   f"pm-c (the ±c family, n ≤ {WORST_MAX_N}) or `others_plus` for one configuration")
     free = request.others_plus is None
-    windowed = request.protocol == "pm-c" and free and request.x is None
-    if request.protocol in ("worst", "pm-c") and free and n > (WINDOWED_MAX_N if windowed else WORST_MAX_N):
+    windowed = request.neighbours == "pm-c" and free and request.x is None
+    if request.neighbours in ("worst", "pm-c") and free and n > (WINDOWED_MAX_N if windowed else WORST_MAX_N):
         if windowed:
             raise ParameterError("n", f"the worst case over k runs up to n = {WINDOWED_MAX_N}; give `others_plus` "
                                       "(or `neighbours` paper) for one configuration up to 10⁶")
@@ -197,7 +246,7 @@ def _check_size(n: int, request: Request, searched: bool) -> None:
                                   "give `others_plus` for one configuration up to 10⁶")
 
 
-def _searched(mechanism: Mechanism, n: int, request: Request) -> Neighbours:
+def _searched(mechanism: Mechanism, n: int, request: _Request) -> Neighbours:
     """The ``worst`` protocol for n > 1: the search over the others' inputs (:mod:`.secagg`)."""
     points = mechanism.breakpoints()
     if mechanism.OTHERS_FAMILY == "shift":
@@ -210,7 +259,7 @@ def _searched(mechanism: Mechanism, n: int, request: Request) -> Neighbours:
                       certify_within=request.certify_within)
 
 
-def _pairs(mechanism: Mechanism, n: int, request: Request) -> tuple[tuple, str]:
+def _pairs(mechanism: Mechanism, n: int, request: _Request) -> tuple[tuple, str]:
     """Client 1's candidate pairs (x, x′) and their description."""
     b, sym = mechanism.bound, fmt(mechanism.bound)
     if request.x is not None:
@@ -221,17 +270,17 @@ def _pairs(mechanism: Mechanism, n: int, request: Request) -> tuple[tuple, str]:
         require_pairs(len(points), request.inputs.parameter)
         return tuple((a, c) for a in points for c in points if a != c), \
             f"max over all ordered pairs of {request.inputs.parameter}: {request.inputs.description}"
-    if request.protocol == "worst" and n == 1 and request.others_plus is None:
+    if request.neighbours == "worst" and n == 1 and request.others_plus is None:
         points = mechanism.breakpoints()
         require_pairs(len(points), mechanism.size_parameter())
         return tuple((a, c) for a in points for c in points if a != c), \
             f"max over all ordered pairs of the {len(points)} breakpoints{_premise(mechanism)}"
-    if request.protocol == "paper":
+    if request.neighbours == "paper":
         return ((b, -b),), f"x₁ = {sym} vs −{sym}"
     return ((b, -b), (-b, b)), f"x₁ = ±{sym}, both directions"
 
 
-def _others(mechanism: Mechanism, n: int, request: Request) -> tuple[tuple[int, ...], str, int | None]:
+def _others(mechanism: Mechanism, n: int, request: _Request) -> tuple[tuple[int, ...], str, int | None]:
     """The candidate ks (others at +b, the rest at −b), their description and the seed of a
     random k."""
     sym, k = fmt(mechanism.bound), request.others_plus
@@ -239,7 +288,7 @@ def _others(mechanism: Mechanism, n: int, request: Request) -> tuple[tuple[int, 
         return (0,), "", None
     if k is not None:
         return (k,), f"; k = {k} of the other {n - 1} at +{sym}, the rest at −{sym}", None
-    if request.protocol == "paper":
+    if request.neighbours == "paper":
         drawn = int(np.random.default_rng(request.seed).binomial(n - 1, 0.5))
         return (drawn,), f"; the other {n - 1} at ±{sym} at random (seed {request.seed}): k = {drawn} at +{sym}", \
             request.seed
@@ -498,7 +547,7 @@ def sweep_n(
     memo: dict = {}
     for n, level in sweep:
         for protocol in protocols:
-            chosen = choose_neighbours(mechanism, n, Request(protocol, seed=seed))
+            chosen = choose_neighbours(mechanism, n, NeighbourOptions(protocol, seed=seed))
             results[(protocol, n)] = (chosen, divergences(mechanism, n, alphas, chosen, engine, level=level, memo=memo))
             if progress is not None:
                 progress(len(results), len(wanted) * len(protocols))
