@@ -46,6 +46,7 @@ from .numerics import fast, make_engine
 from .params import Param
 from .privacy import pld as pldlib
 from .privacy import rdp as acc
+from .privacy import tilted
 from .queries import check_distribution, divergence, make_mechanism
 from .worstcase import secagg, tails
 
@@ -72,6 +73,11 @@ class DpEvent(ABC):
     @abstractmethod
     def pld(self, discretization: float = pldlib.DISCRETIZATION):
         """A dominating pair of one use, as a dp-accounting ``PrivacyLossDistribution``."""
+
+    def single_use(self, discretization: float = pldlib.DISCRETIZATION) -> tuple[object, int]:
+        """(PLD, copies): one use is ``copies`` independent uses of that PLD, built without an FFT
+        composition (for the certificate at small δ, :mod:`rdpcalc.privacy.tilted`)."""
+        return self.pld(discretization), 1
 
     def describe(self) -> str:
         return type(self).__name__
@@ -132,6 +138,7 @@ class Accountant:
         self.discretization = pldlib.check_discretization(discretization)
         self.ledger: list[tuple[str, int]] = []
         self._pld = None
+        self._uses: list | None = []  # the single uses composed, (PLD, count); None where unknown
         self._curve: acc.RdpCurve | None = None
 
     def compose(self, event, count: int = 1) -> Accountant:
@@ -142,6 +149,9 @@ class Accountant:
             composed = (pldlib.compose(event.pld(self.discretization), count) if ours
                         else pldlib.dp_accounting_pld(event, count, self.discretization))
             self._pld = composed if self._pld is None else pldlib.compose_two(self._pld, composed)
+            uses = (_single_uses(event, count, self.discretization) if ours
+                    else pldlib.dp_accounting_factors(event, count, self.discretization))
+            self._uses = None if self._uses is None or uses is None else self._uses + uses
         else:
             curve = event.rdp_curve().scaled(count) if ours else acc.dp_accounting_curve(event, count)
             self._curve = curve if self._curve is None else _add_curves(self._curve, curve)
@@ -152,7 +162,7 @@ class Accountant:
         """The smallest ε (certified upper bound) with (ε, δ)-DP for the composition."""
         delta = acc.check_delta(delta, "delta")
         if self.method == "pld":
-            return 0.0 if self._pld is None else pldlib.epsilon(self._pld, delta)
+            return 0.0 if self._pld is None else tilted.composed_epsilon(self._pld, self._uses, delta)
         return 0.0 if self._curve is None else acc.epsilon(self._curve, delta)[0]
 
     def infinity_reason(self, delta: float) -> str | None:
@@ -161,14 +171,14 @@ class Accountant:
         delta = acc.check_delta(delta, "delta")
         if self.method != "pld" or self._pld is None:
             return None
-        return pldlib.infinity_reason(self._pld, delta)
+        return tilted.composed_infinity_reason(self._pld, self._uses, delta)
 
     def get_delta(self, epsilon: float) -> float:
         """δ (certified upper bound) at ``epsilon`` ≥ 0 for the composition."""
         if not (isinstance(epsilon, int | float) and epsilon >= 0 and not math.isnan(epsilon)):
             raise ParameterError("epsilon", f"must be a number ≥ 0, got {epsilon!r}")
         if self.method == "pld":
-            return 0.0 if self._pld is None else pldlib.delta(self._pld, float(epsilon))
+            return 0.0 if self._pld is None else tilted.composed_delta(self._pld, self._uses, float(epsilon))
         return 0.0 if self._curve is None else acc.delta_at(self._curve, float(epsilon))[0]
 
     @property
@@ -218,6 +228,16 @@ def rdp_for_dp_accounting(event: DpEvent) -> tuple[np.ndarray, np.ndarray]:
     curve = _rdpcalc_event(event).rdp_curve()
     finite = np.isfinite(curve.orders)
     return curve.orders[finite].copy(), curve.values[finite].copy()
+
+
+def _single_uses(event, count: int, discretization: float) -> list[tuple[object, int]] | None:
+    """``count`` uses of an rdpcalc event as (PLD, count) pairs of single uses (None for what
+    only speaks the events' protocol)."""
+    single_use = getattr(event, "single_use", None)
+    if single_use is None:
+        return None
+    pld, copies = single_use(discretization)
+    return [(pld, copies * count)]
 
 
 def _rdpcalc_event(event) -> DpEvent:
@@ -538,6 +558,10 @@ class MechanismEvent(DpEvent):
                 self._cache[key] = dominating.per_round_pld(self.mechanism, self.clients_in_sum, self.per_round,
                                                             discretization)
         return self._cache[key]
+
+    def single_use(self, discretization: float = pldlib.DISCRETIZATION) -> tuple[object, int]:
+        """One coordinate's round, ``dim`` times."""
+        return self.round_pld(discretization).pld, self.dim
 
     def pld(self, discretization: float = pldlib.DISCRETIZATION):
         key = ("composed", discretization)

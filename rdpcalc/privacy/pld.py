@@ -36,7 +36,9 @@ The same construction accepts the pointwise minimum of two valid bounds (each �
 minimum is), which the certificates for a SecAgg sum use. Every number is certified up to
 float rounding of the pmfs (the fast engine: ~1e−12 relative), which ``FLOAT_SLACK`` and
 ``LOSS_SLACK`` cover, and up to dp-accounting's FFT composition, whose rounding is covered by
-an empirical allowance (:func:`rounding_allowance`), not a proven bound.
+an empirical allowance (:func:`rounding_allowance`), not a proven bound. Below 1000 times that
+allowance the accountant reads ε and δ from :mod:`rdpcalc.privacy.tilted` instead, whose
+tilted FFT carries a proven error bound and certifies any δ.
 """
 
 from __future__ import annotations
@@ -474,8 +476,8 @@ def rounding_allowance(pld) -> float:
 def epsilon(pld, delta: float) -> float:
     """The smallest ε ≥ 0 with H_{e^ε} ≤ δ − :func:`rounding_allowance` of the (composed)
     dominating pair, so the FFT's rounding (as far as the allowance measures it) does not lower
-    it; +∞ if none, or if δ is within the allowance (that small a δ is not certified by PLD:
-    the Rényi route is beside it)."""
+    it; +∞ if none, or if δ is within the allowance (that small a δ is certified by
+    :mod:`rdpcalc.privacy.tilted`, which the accountant asks below 1000 times the allowance)."""
     allowance = rounding_allowance(pld)
     if delta <= 2 * allowance:
         return math.inf
@@ -521,6 +523,20 @@ def dp_accounting_pld(event, count: int, h: float = DISCRETIZATION):
         accountant.compose(event, count)
     pld = accountant._pld  # noqa: SLF001 (the accountant keeps its PLD; it has no public reader)
     return _at_infinity(pld) if accountant._contains_non_dp_event else pld  # noqa: SLF001
+
+
+def dp_accounting_factors(event, count: int, h: float = DISCRETIZATION) -> list[tuple[object, int]]:
+    """The single uses a dp-accounting event's ``count`` uses compose, as (PLD, uses) pairs: its
+    ``ComposedDpEvent`` and ``SelfComposedDpEvent`` unpacked, each remaining event's PLD built
+    by :func:`dp_accounting_pld` for one use (no FFT composition in it). The certificate at
+    small δ (:mod:`rdpcalc.privacy.tilted`) composes them itself."""
+    from dp_accounting import ComposedDpEvent, SelfComposedDpEvent  # dp-accounting: start-up time
+
+    if isinstance(event, SelfComposedDpEvent):
+        return dp_accounting_factors(event.event, count * int(event.count), h)
+    if isinstance(event, ComposedDpEvent):
+        return [pair for part in event.events for pair in dp_accounting_factors(part, count, h)]
+    return [(dp_accounting_pld(event, 1, h), count)]
 
 
 def self_contained(pld):
