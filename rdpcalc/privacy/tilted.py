@@ -22,12 +22,13 @@ full relative precision.
 convolution r_∘(j) = Σ_m r(j + mN) of the factors wrapped modulo N, read on the window
 J = [s, s + N). Then, for ε ≥ sh:
 
-    δ(ε) ≤ ω + F·[δ̂(ε) + C e^{−θε} √n_ε · B] + U,
+    δ(ε) ≤ ω + F·[δ̂(ε) + C ‖w_ε e^{−θjh}‖₂ · B] + U,
 
 * δ̂(ε) = Σ_{j∈J, jh>ε} (1 − e^{ε−jh}) C e^{−θjh} max(r̂(j), 0), from the computed r̂;
-* on J, r ≤ r_∘ (the aliased terms are masses, ≥ 0), and Cauchy–Schwarz over the n_ε window
-  points above ε with e^{−θjh} ≤ e^{−θε} bounds Σ C e^{−θjh}|r̂ − r_∘| by C e^{−θε}√n_ε·B,
-  where B ≥ ‖r̂ − r_∘‖₂ (below); masses below the window contribute nothing (ε ≥ sh);
+* on J, r ≤ r_∘ (the aliased terms are masses, ≥ 0), and Cauchy–Schwarz over the window
+  points above ε bounds Σ w_ε(j) C e^{−θjh}|r̂ − r_∘|(j), w_ε(j) = 1 − e^{ε−jh}, by
+  C‖w_ε e^{−θjh}‖₂·B, where B ≥ ‖r̂ − r_∘‖₂ (below); masses below the window contribute
+  nothing (ε ≥ sh);
 * U = e^{−θ′(s+N)h} Π Mᵢ(θ′)^{kᵢ} ≥ Σ_{l≥s+N} c(l) for any θ′ ≥ 0 (Markov's inequality):
   the masses above the window;
 * F ≥ 1 covers the rounding of the qᵢ (relative ρ per entry, so r_exact ≤ r_computed
@@ -178,10 +179,17 @@ def epsilon(factor_list: list[Factor], delta: float) -> float:
 
 
 def delta(factor_list: list[Factor], eps: float) -> float:
-    """A certified δ(ε) for the composition of the factors (one direction), tilted for ε."""
-    scale = _chernoff_delta(factor_list, eps)
-    composition = _Composition.build(factor_list, _tilt_for(factor_list, eps), max(scale, 1e-300), eps)
-    return min(1.0, composition.certified_delta(eps))
+    """A certified δ(ε) for the composition of the factors (one direction), tilted for ε. The
+    window is sized for the Chernoff bound first, then again for the δ found where that is
+    much smaller (the masses aliased onto the window must be small next to δ itself)."""
+    theta = _tilt_for(factor_list, eps)
+    scale = max(_chernoff_delta(factor_list, eps), 1e-300)
+    for _ in range(REFITS):
+        found = min(1.0, _Composition.build(factor_list, theta, scale, eps).certified_delta(eps))
+        if found >= scale / 10 or found <= 1e-300:
+            break
+        scale = found
+    return found
 
 
 def _infinity_mass(factor_list: list[Factor]) -> float:
@@ -326,7 +334,10 @@ class _Composition:
     @classmethod
     def build(cls, factor_list: list[Factor], theta: float, delta_scale: float, eps: float | None = None):
         """Tilted by θ, on the smallest window (doubling from MIN_POINTS; coarsening the grid
-        past MAX_GRID_POINTS) whose mass above it is below TAIL_SHARE·``delta_scale``."""
+        past MAX_GRID_POINTS) where the masses above and below it, as the circular convolution
+        aliases them onto it, add at most TAIL_SHARE·``delta_scale`` to δ (they only raise it:
+        this is tightness, not validity). Mass at l < s lands at l + mN, weighted
+        C e^{−θ(l+mN)h} r(l) = c(l) e^{−θmNh}: at most e^{−θNh} × the mass below s."""
         while True:
             h = factor_list[0].h
             centre, spread = 0.0, 0.0
@@ -336,11 +347,14 @@ class _Composition:
                 spread += f.count * variance
             spread = math.sqrt(spread)
             low = centre - BELOW_CENTRE * spread if eps is None else min(eps, centre - BELOW_CENTRE * spread)
-            start = math.floor(max(low, 0.0) / h) - 1
+            start = math.floor(low / h) - 1
             points = max(MIN_POINTS, 1 << max(0, math.ceil(math.log2((centre + 4 * spread) / h - start + 1))))
+            allowed = math.log(TAIL_SHARE * delta_scale)
             while points <= MAX_GRID_POINTS:
                 log_above = _log_mass_above(factor_list, theta, (start + points) * h)
-                if log_above - theta * start * h <= math.log(TAIL_SHARE * delta_scale):
+                if _log_mass_below(factor_list, start * h) - theta * points * h > allowed:
+                    start -= points // 2  # the masses below alias onto the window: reach lower
+                elif log_above - theta * start * h <= allowed:
                     above = math.exp(log_above - theta * (start + points) * h)
                     return cls._compose(factor_list, theta, start, points, above)
                 points *= 2
@@ -410,10 +424,15 @@ class _Composition:
         return self.infinity + self.inflation * (float(terms.sum()) + self.fft_part(eps)) + self.above
 
     def fft_part(self, eps: float) -> float:
-        """C e^{−θε} √n_ε · B: the FFT's rounding, at most, in δ(ε)."""
+        """C ‖w_ε e^{−θjh}‖₂ · B over the window points above ε, w_ε(j) = 1 − e^{ε−jh}: the
+        FFT's rounding, at most, in δ(ε) (Cauchy–Schwarz)."""
         losses, _ = self._window
-        count = len(losses) - int(np.searchsorted(losses, eps, side="right"))
-        return math.exp(self.log_scale - self.theta * eps) * math.sqrt(count) * self.l2_error
+        first = int(np.searchsorted(losses, eps, side="right"))
+        if first == len(losses):
+            return 0.0
+        log_terms = np.log(-np.expm1(eps - losses[first:])) + self.log_scale - self.theta * losses[first:]
+        top = float(np.max(log_terms))
+        return math.exp(top) * math.sqrt(float(np.sum(np.exp(2 * (log_terms - top))))) * self.l2_error
 
     def solve(self, delta: float) -> float:
         """The smallest ε in the window with a certified δ(ε) ≤ ``delta`` (it is non-increasing
@@ -433,6 +452,28 @@ class _Composition:
             root = min(high, root + step)
             step *= 2
         return root
+
+
+def _log_mass_below(factor_list: list[Factor], loss: float) -> float:
+    """The log of a bound on Σ_{l·h < loss} c(l): min over θ″ ≤ 0 of log C(θ″) − θ″·loss
+    (Markov); −∞ below the smallest composed loss. It sizes the window only."""
+    bottom = sum(f.count * float(f.losses[np.nonzero(f.probs)[0][0]]) for f in factor_list if np.any(f.probs))
+    if loss <= bottom:
+        return -math.inf
+
+    def mean(theta):
+        return sum(f.count * f.tilted_moments(theta)[0] for f in factor_list)
+
+    if mean(0.0) <= loss:
+        return _log_scale(factor_list, 0.0)
+    low = -1.0
+    while mean(low) > loss and low > -1e6:
+        low *= 2
+    high = 0.0 if low == -1.0 else low / 2
+    while high - low > 1e-6 * -low:
+        middle = (low + high) / 2
+        low, high = (middle, high) if mean(middle) > loss else (low, middle)
+    return _log_scale(factor_list, low) - low * loss
 
 
 def _log_mass_above(factor_list: list[Factor], theta: float, loss: float) -> float:
