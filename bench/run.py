@@ -678,7 +678,7 @@ def small_delta_section() -> list[str]:
         mu = mpmath.sqrt(rounds) / sigma
         for target in (1e-9, 1e-12, 1e-14):
             with mpmath.workdps(40):
-                exact = float(mpmath.findroot(lambda e, t=target: mpmath.ncdf(mu / 2 - e / mu)
+                exact = float(mpmath.findroot(lambda e, t=target, mu=mu: mpmath.ncdf(mu / 2 - e / mu)
                                               - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu) - t, mu**2 / 2 + 5 * mu))
             seconds, value = timed(lambda a=accountant, t=target: a.get_epsilon(t), 1)
             lines.append(f"| ({sigma:g}, {rounds}): {target:g} | {exact:.10g} | {value:.10g} | {value - exact:.2e} | "
