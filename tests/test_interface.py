@@ -263,3 +263,20 @@ def test_delta_beside_extension_is_refused(capsys):
         code, out, err = run(capsys, *command, "--delta", "1.5")
         assert code == 2 and out == ""
         assert err == "rdpcalc: error: --extension (--delta): is given 2 times (--extension, --delta): give it once\n"
+
+
+def test_calibrate_solves_for_an_option_as_it_is_spelled(capsys):
+    """RQM's Δ is --extension on the command line: --solve extension, and the API's (and
+    paper's) name delta, solve for the same parameter with the same result; anything else is
+    refused with the spellings offered."""
+    common = ["calibrate", "rqm", "--c", "1.5", "--levels", "16", "--q", "0.42", "--rounds", "20",
+              "--dp-epsilon", "4", "--method", "rdp", "--json"]
+    records = []
+    for spelling in ("extension", "delta"):
+        code, out, _ = run(capsys, *common, "--solve", spelling)
+        assert code == 0
+        records.append(json.loads(out)[0])
+    assert records[0]["solved"] == records[1]["solved"] == "delta"
+    assert records[0]["value"] == records[1]["value"] and records[0]["epsilon"] <= 4
+    code, _, err = run(capsys, *common, "--solve", "Delta")
+    assert code == 2 and "'extension', 'q', 'delta'" in err

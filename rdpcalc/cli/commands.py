@@ -478,11 +478,24 @@ def account_reference_command(kind: str):
         "epilog": _examples([f"rdpcalc account {kind} {scale} --sample-rate 0.01 --rounds 1000 --dp-delta 1e-5"])}
 
 
+def _solve_names(cls_or_kind, solvable: tuple[str, ...]) -> dict[str, str]:
+    """--solve's spellings → the parameter's API name: each option's own name first (RQM's Δ is
+    ``extension``), then its aliases and the API name (``delta``)."""
+    params = [] if isinstance(cls_or_kind, str) else [p for p in cls_or_kind.PARAMS if p.name in solvable]
+    names = {param.option.removeprefix("--"): param.name for param in params}
+    for param in params:
+        names.update({alias.removeprefix("--"): param.name for alias in param.aliases if alias.removeprefix("--") not in names})
+    names.update({name: name for name in solvable if name not in names})
+    return names
+
+
 def calibrate_command(cls_or_kind):
     reference = isinstance(cls_or_kind, str)
     name = cls_or_kind if reference else cls_or_kind.name
-    solvable = tuple(solvable_parameters(name))
-    common = [Opt("solve", "The parameter to solve for.", kind=solvable, required=True, panel="Calibration"),
+    solve_names = _solve_names(cls_or_kind, tuple(solvable_parameters(name)))
+    solvable = tuple(solve_names)
+    common = [Opt("solve", "The parameter to solve for, as its option is spelled (the parameter's API name, or the "
+                           "paper's alias, too).", kind=solvable, required=True, panel="Calibration"),
               Opt("solve_range", "The range searched for --solve, 0 < LOW < HIGH (default: the parameter's own). Its "
                                  "ends are evaluated first: a target outside the ε they reach is refused at once.",
                   option="--range", metavar="LOW:HIGH", panel="Calibration"),
@@ -495,7 +508,7 @@ def calibrate_command(cls_or_kind):
 
     def body(**values) -> None:
         form = _setup(values)
-        solve, target, delta = values.pop("solve"), values.pop("dp_epsilon"), values.pop("dp_delta")
+        solve, target, delta = solve_names[values.pop("solve")], values.pop("dp_epsilon"), values.pop("dp_delta")
         solve_range = values.pop("solve_range")
         if solve_range is not None:
             low, colon, high = solve_range.partition(":")
@@ -517,7 +530,8 @@ def calibrate_command(cls_or_kind):
     if reference:
         example = f"rdpcalc calibrate {name} --dp-epsilon 1 --sample-rate 0.01 --rounds 1000 --solve {solvable[0]}"
     else:
-        example = (f"rdpcalc calibrate {name} {_example_parameters(cls_or_kind, solvable[0])} --rounds 100 --dp-epsilon 4 "
+        others = _example_parameters(cls_or_kind, solve_names[solvable[0]])
+        example = (f"rdpcalc calibrate {name} {others} --rounds 100 --dp-epsilon 4 "
                    f"--solve {solvable[0]}")
     return command(body, options), {
         "help": f"Solve for the parameter of {name} that meets a target ε over a whole run.",
