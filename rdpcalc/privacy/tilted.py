@@ -209,22 +209,24 @@ def _top_loss(factor_list: list[Factor]) -> float:
     return sum(f.count * float(f.losses[np.nonzero(f.probs)[0][-1]]) for f in factor_list if np.any(f.probs))
 
 
+def _tilted_mean(factor_list: list[Factor], theta: float) -> float:
+    """Σ kᵢ·(the mean of factor i's law ∝ pᵢ(l) e^{θlh}), in nats: increasing in θ."""
+    return sum(f.count * f.tilted_moments(theta)[0] for f in factor_list)
+
+
 def _tilt_for(factor_list: list[Factor], eps: float) -> float:
     """θ ≥ 0 minimising log C(θ) − θε (convex): the tilted mean Σ kᵢ meanᵢ(θ) = ε, by bisection
     on θ (any θ ≥ 0 gives a valid certificate; this one makes it tight)."""
 
-    def mean(theta):
-        return sum(f.count * f.tilted_moments(theta)[0] for f in factor_list)
-
-    if mean(0.0) >= eps:
+    if _tilted_mean(factor_list, 0.0) >= eps:
         return 0.0
     high = 1.0
-    while mean(high) < eps and high < 1e6:
+    while _tilted_mean(factor_list, high) < eps and high < 1e6:
         high *= 2
     low = 0.0 if high == 1.0 else high / 2
     while high - low > 1e-6 * high:
         middle = (low + high) / 2
-        low, high = (middle, high) if mean(middle) < eps else (low, middle)
+        low, high = (middle, high) if _tilted_mean(factor_list, middle) < eps else (low, middle)
     return high
 
 
@@ -461,18 +463,15 @@ def _log_mass_below(factor_list: list[Factor], loss: float) -> float:
     if loss <= bottom:
         return -math.inf
 
-    def mean(theta):
-        return sum(f.count * f.tilted_moments(theta)[0] for f in factor_list)
-
-    if mean(0.0) <= loss:
+    if _tilted_mean(factor_list, 0.0) <= loss:
         return _log_scale(factor_list, 0.0)
     low = -1.0
-    while mean(low) > loss and low > -1e6:
+    while _tilted_mean(factor_list, low) > loss and low > -1e6:
         low *= 2
     high = 0.0 if low == -1.0 else low / 2
     while high - low > 1e-6 * -low:
         middle = (low + high) / 2
-        low, high = (middle, high) if mean(middle) > loss else (low, middle)
+        low, high = (middle, high) if _tilted_mean(factor_list, middle) > loss else (low, middle)
     return _log_scale(factor_list, low) - low * loss
 
 
