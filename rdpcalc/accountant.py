@@ -139,6 +139,7 @@ class Accountant:
         self.ledger: list[tuple[str, int]] = []
         self._pld = None
         self._uses: list | None = []  # the single uses composed, (PLD, count); None where unknown
+        self._factor_lists = None  # their factors by direction, once asked for (:meth:`_factors`)
         self._curve: acc.RdpCurve | None = None
 
     def compose(self, event, count: int = 1) -> Accountant:
@@ -152,6 +153,7 @@ class Accountant:
             uses = (_single_uses(event, count, self.discretization) if ours
                     else pldlib.dp_accounting_factors(event, count, self.discretization))
             self._uses = None if self._uses is None or uses is None else self._uses + uses
+            self._factor_lists = None
         else:
             curve = event.rdp_curve().scaled(count) if ours else acc.dp_accounting_curve(event, count)
             self._curve = curve if self._curve is None else _add_curves(self._curve, curve)
@@ -162,7 +164,7 @@ class Accountant:
         """The smallest ε (certified upper bound) with (ε, δ)-DP for the composition."""
         delta = acc.check_delta(delta, "delta")
         if self.method == "pld":
-            return 0.0 if self._pld is None else tilted.composed_epsilon(self._pld, self._uses, delta)
+            return 0.0 if self._pld is None else tilted.composed_epsilon(self._pld, self._factors(), delta)
         return 0.0 if self._curve is None else acc.epsilon(self._curve, delta)[0]
 
     def infinity_reason(self, delta: float) -> str | None:
@@ -171,15 +173,22 @@ class Accountant:
         delta = acc.check_delta(delta, "delta")
         if self.method != "pld" or self._pld is None:
             return None
-        return tilted.composed_infinity_reason(self._pld, self._uses, delta)
+        return tilted.composed_infinity_reason(self._pld, self._factors(), delta)
 
     def get_delta(self, epsilon: float) -> float:
         """δ (certified upper bound) at ``epsilon`` ≥ 0 for the composition."""
         if not (isinstance(epsilon, int | float) and epsilon >= 0 and not math.isnan(epsilon)):
             raise ParameterError("epsilon", f"must be a number ≥ 0, got {epsilon!r}")
         if self.method == "pld":
-            return 0.0 if self._pld is None else tilted.composed_delta(self._pld, self._uses, float(epsilon))
+            return 0.0 if self._pld is None else tilted.composed_delta(self._pld, self._factors(), float(epsilon))
         return 0.0 if self._curve is None else acc.delta_at(self._curve, float(epsilon))[0]
+
+    def _factors(self):
+        """The single uses' factors by direction (:func:`rdpcalc.privacy.tilted.factor_lists`),
+        built at the first small δ asked after a composition."""
+        if self._factor_lists is None and self._uses:
+            self._factor_lists = tilted.factor_lists(self._uses)
+        return self._factor_lists
 
     @property
     def grid_step(self) -> float | None:

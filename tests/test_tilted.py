@@ -133,3 +133,16 @@ def test_mass_at_infinity_stays_infinite_with_its_reason():
     for target in (0.1, 1e-12):
         assert accountant.get_epsilon(target) == math.inf
         assert "mass 0.488 at an infinite loss" in accountant.infinity_reason(target)
+
+
+def test_epsilon_does_not_grow_with_delta_across_the_switch():
+    """Just below T = 1000 × the allowance (1e−8) the certificate answers, at T the FFT route,
+    which is looser by the allowance's effect (2.19380 against 2.19371 here): ε below T is
+    raised to the FFT route's ε at T, so ε(δ) stays non-increasing; far below T the
+    certificate stands alone (2.4080 at 1e−9, dp-accounting 2.40797)."""
+    accountant = rdpcalc.Accountant("pld").compose(rdpcalc.GaussianEvent(1.1, sample_rate=0.01), 1000)
+    deltas = [1e-6, 1e-7, 1.0000001e-8, 1e-8, 0.9999999e-8, 0.99e-8, 1e-9, 1e-10]
+    values = [accountant.get_epsilon(d) for d in deltas]
+    assert all(a >= b for a, b in zip(values[1:], values[:-1])), values
+    assert values[4] == values[3]  # raised to the FFT route's ε at T
+    assert values[6] == pytest.approx(2.40797, abs=1e-4) and values[6] > values[3]

@@ -305,7 +305,10 @@ def _fft(values: np.ndarray, inverse: bool = False) -> np.ndarray:
 
 
 def _power(values: np.ndarray, count: int) -> np.ndarray:
-    """values^count by repeated squaring (≤ 2·count − 1 rounded products in each entry)."""
+    """values^count by repeated squaring (≤ 2·count − 1 rounded products in each entry: the
+    count the proof uses, so not numpy's power, whose complex algorithm it does not know).
+    numerics.trees has the same loop as a compiled scalar kernel, which numba cannot type for
+    arrays."""
     result = np.ones_like(values)
     base = values.copy()
     while count:
@@ -490,41 +493,44 @@ def _log_mass_above(factor_list: list[Factor], theta: float, loss: float) -> flo
     return exponent + 4 * ELEMENTARY_ERROR * size + SUM_SLACK
 
 
-def composed_epsilon(pld, uses, delta: float) -> float:
-    """ε at ``delta`` of a composition: ``pld`` composed by FFT (:mod:`rdpcalc.privacy.pld`), and
-    ``uses`` its single uses as (PLD, count) pairs, or None where they are not known. For δ
-    below ALLOWANCE_TIMES × the FFT's rounding allowance, the certificate of this module
-    answers (the larger ε of the directions); elsewhere :func:`rdpcalc.privacy.pld.epsilon`."""
-    if not _small(pld, uses, delta):
-        return pldlib.epsilon(pld, delta)
-    return max(epsilon(factors(uses, direction), delta) for direction in _directions_of(uses))
-
-
-def composed_delta(pld, uses, eps: float) -> float:
-    """δ at ``eps`` of a composition (as :func:`composed_epsilon`: the certificate where the FFT's
-    δ is below ALLOWANCE_TIMES × its rounding allowance)."""
-    fft_delta = pldlib.delta(pld, eps)
-    if not _small(pld, uses, fft_delta):
-        return fft_delta
-    return max(delta(factors(uses, direction), eps) for direction in _directions_of(uses))
-
-
-def composed_infinity_reason(pld, uses, delta: float) -> str | None:
-    """Why :func:`composed_epsilon` is +∞ at ``delta``, in words (None where it is finite)."""
-    if not _small(pld, uses, delta):
-        return pldlib.infinity_reason(pld, delta)
-    if math.isfinite(composed_epsilon(pld, uses, delta)):
+def factor_lists(uses) -> list[list[Factor]] | None:
+    """The factors of each direction (remove, and add where one of the uses is not symmetric)
+    of the single uses (PLD, count), or None where the uses are not known or a mass is not
+    finite: what :func:`composed_epsilon` and :func:`composed_delta` read, built once per
+    composition."""
+    if uses is None:
         return None
-    infinity = max(_infinity_mass(factors(uses, direction)) for direction in _directions_of(uses))
+    lists = [factors(uses, direction) for direction in range(max(len(_pmfs(pld)) for pld, _ in uses))]
+    return None if any(factor_list is None for factor_list in lists) else lists
+
+
+def composed_epsilon(pld, lists, delta: float) -> float:
+    """ε at ``delta`` of a composition: ``pld`` composed by FFT (:mod:`rdpcalc.privacy.pld`), and
+    ``lists`` its :func:`factor_lists` (None where not known). For δ below T = ALLOWANCE_TIMES ×
+    the FFT's rounding allowance the certificate of this module answers (the larger ε of the
+    directions), raised where needed to the FFT route's ε at T, so that ε does not grow with δ
+    across the switch (a larger ε stays valid); elsewhere :func:`rdpcalc.privacy.pld.epsilon`."""
+    switch = ALLOWANCE_TIMES * pldlib.rounding_allowance(pld)
+    if lists is None or delta >= switch:
+        return pldlib.epsilon(pld, delta)
+    return max(max(epsilon(factor_list, delta) for factor_list in lists), pldlib.epsilon(pld, switch))
+
+
+def composed_delta(pld, lists, eps: float) -> float:
+    """δ at ``eps`` of a composition (as :func:`composed_epsilon`: the certificate where the FFT's
+    δ is below ALLOWANCE_TIMES × its rounding allowance; δ only drops across the switch)."""
+    fft_delta = pldlib.delta(pld, eps)
+    if lists is None or fft_delta >= ALLOWANCE_TIMES * pldlib.rounding_allowance(pld):
+        return fft_delta
+    return max(delta(factor_list, eps) for factor_list in lists)
+
+
+def composed_infinity_reason(pld, lists, delta: float) -> str | None:
+    """Why :func:`composed_epsilon` is +∞ at ``delta``, in words (None where it is finite)."""
+    if lists is None or delta >= ALLOWANCE_TIMES * pldlib.rounding_allowance(pld):
+        return pldlib.infinity_reason(pld, delta)
+    if math.isfinite(composed_epsilon(pld, lists, delta)):
+        return None
+    infinity = max(_infinity_mass(factor_list) for factor_list in lists)
     return (f"the composed dominating pair has mass {infinity:.3g} at an infinite loss (a loss above "
             f"{pldlib.LOSS_CAP:g} nats, or outputs possible under one input only), which alone reaches δ")
-
-
-def _small(pld, uses, delta: float) -> bool:
-    return uses is not None and delta < ALLOWANCE_TIMES * pldlib.rounding_allowance(pld) \
-        and factors(uses, 0) is not None
-
-
-def _directions_of(uses) -> range:
-    """Remove, and add where one of the uses is not symmetric."""
-    return range(max(len(_pmfs(pld)) for pld, _ in uses))
