@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import rdpcalc
 from rdpcalc.mechanisms import PBM, RQM, log_pmf
-from rdpcalc.numerics import exact, fast, levels
+from rdpcalc.numerics import FastEngine, exact, fast, levels
 
 from .oracles import renyi_float
 
@@ -184,6 +184,44 @@ def test_fft_rows_sharing_tilts_cover_every_row():
     by_direct = levels.level_rows(plus, minus, n, method="direct")
     assert by_direct.min() < -1000
     assert np.max(np.abs(np.expm1(by_fft - by_direct))) < 1e-10
+
+
+def test_wide_components_are_covered_by_both_methods():
+    # one DDG client with s = σ/γ = 96 spans 2239 points; a tilt θ moves its mean by ~s²θ, so
+    # its whole bulk lay within one step (0.05) of the even θ grid and neither method could
+    # aim its tilts (both raised TiltingFailed, leaving the O(L²) log-domain powers)
+    mech = rdpcalc.make_mechanism("ddg", c="1.5", gamma="0.125", sigma=12)
+    engine = FastEngine()
+    plus, minus = engine.client(mech, mech.bound), engine.client(mech, -mech.bound)
+    assert len(plus) > 2000
+    n, js = 39, [0, 39]
+    by_direct, by_fft = (levels.level_rows(plus, minus, n, js, method=method) for method in ("direct", "fft"))
+    assert by_direct.min() < -1000 and np.all(np.isfinite(by_direct))
+    assert np.max(np.abs(np.expm1(by_fft - by_direct))) < 1e-10
+
+
+def test_fast_engine_keeps_recent_long_levels_and_totals_read_only():
+    # one query asks for the same level several times (its search, tail bracket and PLD):
+    # long ones (≥ 2^15 points, costly to recompute) are kept, short ones recomputed
+    engine = FastEngine()
+    z = np.arange(-2300, 2301)
+    wide = -(z / 200.0) ** 2 / 2
+    wide -= np.logaddexp.reduce(wide)
+    rows = engine.level(wide, wide[::-1].copy(), 8, [0, 3])
+    assert rows.shape[1] >= 2**15 and not rows.flags.writeable
+    assert np.array_equal(rows, levels.level_rows(wide, wide[::-1], 8, [0, 3]))
+    assert engine.level(wide.copy(), wide[::-1].copy(), 8, [0, 3]) is rows  # the same contents: kept
+    assert engine.level(wide, wide[::-1].copy(), 8, [0, 4]) is not rows
+    totals = engine.add_client(wide, rows)
+    assert not totals.flags.writeable and engine.add_client(wide.copy(), rows.copy()) is totals
+    assert np.array_equal(totals, fast.log_convolve(wide, np.array(rows)))
+    with pytest.raises(ValueError):
+        rows[0, 0] = 0.0
+    mech = RQM("1.5", "1.5", 16, "0.42")
+    plus, minus = log_pmf(mech, F(3, 2)), log_pmf(mech, F(-3, 2))
+    short = engine.level(plus, minus, 6, [0, 2])
+    assert engine.level(plus, minus, 6, [0, 2]) is not short
+    assert np.array_equal(engine.level(plus, minus, 6, [0, 2]), short)
 
 
 def test_patchy_fft_windows_fall_back_to_direct_rows():

@@ -36,7 +36,9 @@ hypotheses, so it does not change a divergence.
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -65,6 +67,38 @@ EXACT_MAX_SUPPORT = 20_001
 EXACT_LOG_REACH = -exact.reachable_emin() * math.log(2)
 
 
+class _Recent:
+    """The most recently computed arrays by key, up to ``capacity`` bytes in all. Only rows of
+    at least ``shortest`` points are kept (they are the costly ones: a level's cost grows with
+    the square of its support, its memory linearly), and no array above ``capacity`` / 4."""
+
+    def __init__(self, capacity: int, shortest: int):
+        self.capacity, self.shortest = capacity, shortest
+        self.items: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        value = self.items.get(key)
+        if value is not None:
+            self.items.move_to_end(key)
+        return value
+
+    def put(self, key, value: np.ndarray) -> None:
+        if value.shape[-1] < self.shortest or value.nbytes > self.capacity // 4:
+            return
+        self.items[key] = value
+        while sum(item.nbytes for item in self.items.values()) > self.capacity:
+            self.items.popitem(last=False)
+
+
+#: the fast engine's levels and totals computed last (:meth:`FastEngine.level`, :meth:`FastEngine.add_client`)
+_LEVELS = _Recent(32 * 2**20, 2**15)
+
+
+def _digest(array: np.ndarray) -> bytes:
+    """A key for the contents of a float64 array."""
+    return hashlib.blake2b(np.ascontiguousarray(array, dtype=np.float64).tobytes(), digest_size=20).digest()
+
+
 class FastEngine:
     """float64 log-domain engine: pmfs are arrays of log-probabilities; divergences of sums
     wrapped modulo ``modulus`` when one is given (module docstring)."""
@@ -90,24 +124,38 @@ class FastEngine:
 
     def sums(self, mechanism: Mechanism, count: int, ks: Sequence[int]) -> np.ndarray:
         plus, minus = self.client(mechanism, mechanism.bound), self.client(mechanism, -mechanism.bound)
-        try:
-            return levels.level_rows(plus, minus, count, ks)
-        except levels.TiltingFailed:
-            return np.array([fast.log_mixed_power(plus, minus, k, count - k) for k in ks])
+        return self.level(plus, minus, count, ks)
 
     @staticmethod
     def select(batch: np.ndarray, rows: Sequence[int]) -> np.ndarray:
         return batch[list(rows)]
 
     def add_client(self, client: np.ndarray, rest: np.ndarray) -> np.ndarray:
-        return fast.log_convolve(client, rest)
+        """:func:`.fast.log_convolve`, read-only; the last few are kept (:data:`_LEVELS`), as
+        one query adds the same client to the same others several times."""
+        key = ("add", _digest(client), _digest(rest), rest.shape)
+        totals = _LEVELS.get(key)
+        if totals is None:
+            totals = fast.log_convolve(client, rest)
+            totals.flags.writeable = False
+            _LEVELS.put(key, totals)
+        return totals
 
     @staticmethod
     def level(a: np.ndarray, b: np.ndarray, count: int, js: Sequence[int]) -> np.ndarray:
-        try:
-            return levels.level_rows(a, b, count, js)
-        except levels.TiltingFailed:
-            return np.array([fast.log_mixed_power(a, b, j, count - j) for j in js])
+        """The rows of :func:`.levels.level_rows` (the log-domain powers of :mod:`.fast` where its
+        tilts fail), read-only: the last few are kept (:data:`_LEVELS`), as one query asks for
+        the same level several times (its Rényi search, its tail bracket and its PLD)."""
+        key = ("level", _digest(a), _digest(b), count, tuple(int(j) for j in js))
+        rows = _LEVELS.get(key)
+        if rows is None:
+            try:
+                rows = levels.level_rows(a, b, count, js)
+            except levels.TiltingFailed:
+                rows = np.array([fast.log_mixed_power(a, b, j, count - j) for j in js])
+            rows.flags.writeable = False
+            _LEVELS.put(key, rows)
+        return rows
 
     @staticmethod
     def unit() -> np.ndarray:

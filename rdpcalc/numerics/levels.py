@@ -69,6 +69,9 @@ _BLOCK = 16
 #: points of the θ grid of the cumulant tables (the direct method only aims with them)
 _GRID_POINTS = 2001
 _DIRECT_GRID_POINTS = 401
+#: components of up to this many points are transformed by a product with the DFT matrix,
+#: wider ones by an FFT
+_DFT_MAX_POINTS = 64
 
 
 class TiltingFailed(ArithmeticError):
@@ -80,7 +83,7 @@ def level_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int] | None 
     """log pmf of A^{*j} * B^{*(n−j)} for each j in ``js`` (default 0 … n), as rows of an
     array of width n(m−1)+1. ``la``, ``lb``: log pmfs on {0 … m−1}. ``method`` forces
     ``direct`` or ``fft`` (default: ``direct`` up to :data:`DIRECT_MAX_N` or when a component
-    has zeros, else ``fft``, and ``direct`` where the FFT windows cannot cover a row)."""
+    has zeros, else ``fft``; each tries the other where its tilts cannot cover a row)."""
     la = np.asarray(la, dtype=np.float64)
     lb = np.asarray(lb, dtype=np.float64)
     if len(la) != len(lb):
@@ -91,7 +94,8 @@ def level_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int] | None 
     if n == 0 or len(js) == 0:
         return np.zeros((len(js), 1))
     full_support = bool(np.all(np.isfinite(la)) and np.all(np.isfinite(lb)))
-    if method == "fft" or (method is None and n > DIRECT_MAX_N and full_support):
+    fft_first = method == "fft" or (method is None and n > DIRECT_MAX_N and full_support)
+    if fft_first:
         if not full_support:
             raise TiltingFailed("the fft method needs components with full support")
         try:
@@ -100,7 +104,12 @@ def level_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int] | None 
             if method == "fft":
                 raise
     # (nearly periodic components, e.g. mass at both ends only, make the FFT windows patchy)
-    return _direct_rows(la, lb, n, js)
+    try:
+        return _direct_rows(la, lb, n, js)
+    except TiltingFailed:
+        if fft_first or method == "direct" or not full_support:
+            raise
+    return _fft_rows(la, lb, n, js)
 
 
 def window_rows(la: np.ndarray, lb: np.ndarray, n: int, js: Sequence[int], left: Sequence[int], width: int) -> np.ndarray:
@@ -133,7 +142,7 @@ class _CumulantTables:
     def __init__(self, la: np.ndarray, lb: np.ndarray, n: int, points: int = _GRID_POINTS):
         steepest = max(_steepest(la), _steepest(lb))
         reach = steepest + math.log(n * (len(la) - 1) + 1) + 40.0
-        self.theta = np.linspace(-reach, reach, points)
+        self.theta = _theta_grid(reach, max(_variance(np.exp(l)[None, :])[0] for l in (la, lb)), points)
         self.cgf, self.mean, self.var = zip(*(cumulants(l, self.theta) for l in (la, lb)), strict=True)
 
     def mirrored(self, m: int) -> _CumulantTables:
@@ -182,14 +191,27 @@ class _CumulantTables:
     def cgf_at(self, js: np.ndarray, n: int, theta: np.ndarray) -> np.ndarray:
         """The rows' K at θ within the grid (rows × points), interpolated linearly; a chord
         of a convex function lies above it, so this never underestimates K."""
-        step = self.theta[1] - self.theta[0]
-        position = np.clip((theta - self.theta[0]) / step, 0.0, len(self.theta) - 1.000001)
-        index = position.astype(np.int64)
-        fraction = position - index
+        index = np.clip(np.searchsorted(self.theta, theta, side="right") - 1, 0, len(self.theta) - 2)
+        fraction = np.clip((theta - self.theta[index]) / (self.theta[index + 1] - self.theta[index]), 0.0, 1.0)
         out = np.zeros(theta.shape)
         for count, table in ((js, self.cgf[0]), (n - js, self.cgf[1])):
             out += count[:, None] * ((1 - fraction) * table[index] + fraction * table[index + 1])
         return out
+
+
+def _theta_grid(reach: float, variance: float, points: int) -> np.ndarray:
+    """A θ grid on [−reach, reach], symmetric about 0: ``points`` evenly spaced, merged with
+    ``points`` spaced evenly in asinh(θ·(1 + v)) (v: the larger component variance at θ = 0).
+    A tilt moves a component's mean by about v·dθ near θ = 0, so the even grid alone is too
+    coarse to aim the tilts of wide components (a discrete Gaussian of s = 200 has v = 4·10⁴:
+    its whole bulk lies within one step of 0.05); the asinh part steps by ~1/(v·points) there
+    and by a constant fraction of θ beyond."""
+    scale = 1.0 + variance
+    half = points // 2
+    even = np.arange(1, half + 1) * (reach / half)
+    fine = np.sinh(np.arange(1, half + 1) * (math.asinh(reach * scale) / half)) / scale
+    positive = np.unique(np.concatenate([even, fine]))
+    return np.concatenate([-positive[::-1], [0.0], positive])
 
 
 def _steepest(l: np.ndarray) -> float:
@@ -543,9 +565,12 @@ def _fft_windows(tilted_a, tilted_b, origin, length, n, block, j, theta, cgf, s_
 
     length = fft.next_fast_len(max(length, tilted_a.shape[1]), real=True)
     frequencies = np.arange(length // 2 + 1)
-    angles = (2 * np.pi / length) * np.outer(np.arange(tilted_a.shape[1]), frequencies)
-    cos, sin = np.cos(angles), np.sin(angles)
-    spectra = [(t @ cos) - 1j * (t @ sin) for t in (tilted_a, tilted_b)]
+    if tilted_a.shape[1] <= _DFT_MAX_POINTS:
+        angles = (2 * np.pi / length) * np.outer(np.arange(tilted_a.shape[1]), frequencies)
+        cos, sin = np.cos(angles), np.sin(angles)
+        spectra = [(t @ cos) - 1j * (t @ sin) for t in (tilted_a, tilted_b)]
+    else:
+        spectra = [fft.rfft(t, length, axis=1, workers=resources.threads()) for t in (tilted_a, tilted_b)]
     with np.errstate(divide="ignore"):
         log_modulus = [np.log(np.abs(spectrum)) for spectrum in spectra]
     blocks = len(tilted_a)
