@@ -203,6 +203,28 @@ def test_skellam_sum_divergence_lies_in_the_bracket():
             assert record["divergence"] == pytest.approx(true, rel=1e-10)
 
 
+@pytest.mark.parametrize("name, params", [("binomial", dict(c="0.6", gamma="0.25", trials=12, p="0.3", bits=3)),
+                                          ("skellam", dict(c="0.6", gamma="0.25", mu=2)),
+                                          ("ddg", dict(c=1, gamma="0.25", sigma="0.5"))])
+def test_one_client_worst_case_over_shift_pairs_is_the_maximum_over_every_pair(name, params):
+    """One client: the worst case searches client 1's pairs up to a shift only (one pair where c
+    is a grid point and nothing wraps); it equals the maximum over every ordered pair of
+    breakpoints, each asked for explicitly, at α = 1, 2, 10 (the engines' windowed values; the
+    binomial noise wrapped, as a shifted bounded noise alone gives +∞)."""
+    mech = rdpcalc.make_mechanism(name, **params)
+    alphas = [1, 2, 10]
+    key = "windowed_divergence" if mech.UNBOUNDED else "divergence"
+    worst = rdpcalc.divergence(mech, alphas=alphas)
+    assert "pairs of breakpoints up to a shift" in worst[0]["protocol"]
+    points = mech.breakpoints()
+    every = [[record[key] for record in rdpcalc.divergence(mech, alphas=alphas,
+                                                           choose=rdpcalc.NeighbourOptions(x=a, x_prime=b))]
+             for a in points for b in points if a != b]
+    for index, record in enumerate(worst):
+        assert math.isfinite(record[key])
+        assert record[key] == pytest.approx(max(values[index] for values in every), rel=1e-12)
+
+
 def test_binomial_sum_of_clients_at_zero_is_binomial_of_n_trials():
     """No window for bounded noise: n clients at 0 sum to Binomial(nN, p) on its whole support."""
     mech = rdpcalc.make_mechanism("binomial", c=1, gamma="0.25", trials=12, p="0.3")

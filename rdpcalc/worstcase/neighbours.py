@@ -272,6 +272,9 @@ def _pairs(mechanism: Mechanism, n: int, request: _Request) -> tuple[tuple, str]
             f"max over all ordered pairs of {request.inputs.parameter}: {request.inputs.description}"
     if request.neighbours == "worst" and n == 1 and request.others_plus is None:
         points = mechanism.breakpoints()
+        if mechanism.OTHERS_FAMILY == "shift":  # rounded noise: the pairs up to a shift cover the worst case
+            pairs = [(points[i], points[j]) for pair in mechanism.shift_pairs() for i, j in (pair, pair[::-1])]
+            return tuple(pairs), f"max over the {len(pairs)} ordered pairs of {secagg.SHIFT_PAIRS}"
         require_pairs(len(points), mechanism.size_parameter())
         return tuple((a, c) for a in points for c in points if a != c), \
             f"max over all ordered pairs of the {len(points)} breakpoints{_premise(mechanism)}"

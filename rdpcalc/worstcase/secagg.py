@@ -758,10 +758,12 @@ def _mirror_map(mechanism: Mechanism) -> tuple[int, ...] | None:
     return tuple(range(count))[::-1] if mechanism.mirror_symmetric() else None
 
 
-#: how the worst case of a rounded-noise mechanism is certified (:mod:`rdpcalc.mechanisms.rounded`)
+#: client 1's pairs that cover a rounded-noise mechanism's worst case (:mod:`rdpcalc.mechanisms.rounded`)
+SHIFT_PAIRS = ("breakpoints up to a shift (the largest shift alone where c is a grid point and nothing wraps: "
+               "log-concave noise)")
+#: how the worst case of a rounded-noise mechanism is certified
 SHIFT_CERTIFICATE = ("exhaustive: the others at a grid point (elsewhere they only add independent rounding noise), "
-                     "client 1 over every pair of breakpoints up to a shift (the largest shift alone where c is a grid "
-                     "point and nothing wraps: log-concave noise)")
+                     f"client 1 over every pair of {SHIFT_PAIRS}")
 
 
 def _shift_family(mechanism, n: int, alphas: list[float], engine, progress) -> SearchResult:
