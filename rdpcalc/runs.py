@@ -438,7 +438,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
               solve_range: Sequence[float] | None = None, progress: Callable[[int, int], None] | None = None,
               **run) -> dict:
     """The value of parameter ``solve`` at which the whole run's ε meets ``dp_epsilon``, by
-    regula falsi (:func:`rdpcalc.privacy.rdp.solve_monotone`) between the ends of its range
+    regula falsi on log ε (:func:`rdpcalc.privacy.rdp.solve_monotone`) between the ends of its range
     (:func:`solvable`, or ``solve_range``).
 
     Parameters:
@@ -495,7 +495,8 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     if not (min(at_low, at_high) <= target <= max(at_low, at_high)):
         raise ParameterError("dp_epsilon", f"no {solve} in [{low:g}, {high:g}] meets ε = {target:g}: ε runs "
                                            f"from {at_low:.6g} to {at_high:.6g} over that range")
-    value = acc.solve_monotone(epsilon_at, low, high, target, log_scale, (at_low, at_high), evaluations=CALIBRATE_EVALUATIONS)
+    value = acc.solve_monotone(lambda value: _log(epsilon_at(value)), low, high, math.log(target), log_scale,
+                               (_log(at_low), _log(at_high)), evaluations=CALIBRATE_EVALUATIONS)
     record = records[value]
     _report(progress, total, total)
     if math.inf in (at_low, at_high) and record["epsilon"] < target * (1 - 1e-3):
@@ -505,6 +506,12 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     record["solved"], record["value"], record["dp_epsilon"] = solve, float(value), target
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"
     return record
+
+
+def _log(epsilon: float) -> float:
+    """log ε (−inf at 0, +inf at +∞): the solver interpolates log ε, nearer linear in the
+    parameter's log than ε, which spans decades over a range."""
+    return math.log(epsilon) if epsilon > 0 else -math.inf
 
 
 def check_solve_range(solve_range) -> tuple[float, float]:

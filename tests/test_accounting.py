@@ -315,6 +315,23 @@ def test_calibrate_meets_targets_above_300_and_refuses_a_jump_to_infinity(monkey
         rdpcalc.calibrate("gaussian", solve="sigma", dp_epsilon=400.0)
 
 
+def test_calibrate_interpolates_log_epsilon(monkeypatch):
+    """ε over a parameter's range spans decades (the DDG's 10⁷ … 3 over σ ∈ [0.00625, 25]); on
+    ε itself regula falsi crept from the far end one evaluation at a time (a dozen evaluations
+    for the first digit). On log ε a power law ε = 3·(25/σ)^1.7 is a line in log σ: the first
+    interpolation lands on the answer and the rest only confirm it to the solver's tolerance."""
+    calls = []
+
+    def account_reference(name, sigma, **run):
+        calls.append(sigma)
+        return {"epsilon": 3 * (25 / sigma) ** 1.7, "method": "pld", "sigma": sigma}
+
+    monkeypatch.setattr(runs, "account_reference", account_reference)
+    record = rdpcalc.calibrate("gaussian", solve="sigma", dp_epsilon=30.0, solve_range=(0.00625, 25))
+    assert record["epsilon"] <= 30.0 and record["value"] == pytest.approx(25 / 10 ** (1 / 1.7), rel=1e-6)
+    assert len(calls) <= 6, calls
+
+
 def test_calibrate_keeps_every_given_parameter():
     """CorBin's d = ∞ converts to None, which make_mechanism read as "not given" (d = 5)."""
     record = rdpcalc.calibrate("corbin", solve="eps_p", dp_epsilon=2, params={"d": "inf", "r": "0.5"}, method="rdp")

@@ -508,7 +508,8 @@ def calibrate_command(cls_or_kind):
 
     def body(**values) -> None:
         form = _setup(values)
-        solve, target, delta = solve_names[values.pop("solve")], values.pop("dp_epsilon"), values.pop("dp_delta")
+        spelled = values.pop("solve")
+        solve, target, delta = solve_names[spelled], values.pop("dp_epsilon"), values.pop("dp_delta")
         solve_range = values.pop("solve_range")
         if solve_range is not None:
             low, colon, high = solve_range.partition(":")
@@ -522,7 +523,7 @@ def calibrate_command(cls_or_kind):
         params = {key: values.pop(key) for key in names if key in values}
         params = {key: value for key, value in params.items() if key != solve and value is not None}
         _note_fine_grid(values)
-        with render.progress(f"calibrating {solve}") as progress:
+        with render.progress(f"calibrating {spelled}: evaluations of ε", eta=False) as progress:
             record = calibrate(name, params=params, solve=solve, solve_range=solve_range, dp_epsilon=target,
                                dp_delta=delta, progress=progress, **values)
         _emit_account(None, [record], form, csv_path, None)

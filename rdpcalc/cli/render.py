@@ -27,18 +27,24 @@ from .options import QUIET, with_options
 WIDE_BRACKET = 0.01
 
 @contextmanager
-def progress(description: str):
+def progress(description: str, eta: bool = True):
     """A progress callback ``update(done, total)``: a rich bar with the count, the elapsed time
     and an ETA on stderr when stderr is a terminal (with --json too, which writes only stdout);
-    a no-op otherwise. The bar appears at the first update, so it always has a real total."""
+    a no-op otherwise. The bar appears at the first update, so it always has a real total.
+    ``eta=False`` where the total is only an upper bound (an ETA from it would mislead): the
+    count is shown as "done of at most total", without an ETA."""
     if QUIET["on"] or not sys.stderr.isatty():
         yield None
         return
     # imported only on a terminal: start-up time
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    columns = (TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-               TimeRemainingColumn())
+    if eta:
+        columns = (TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn())
+    else:
+        columns = (TextColumn(description), TextColumn("{task.completed:.0f} of at most {task.total:.0f}"),
+                   TimeElapsedColumn())
     with Progress(*columns, transient=True, console=console(stderr=True)) as bar:
         task = None
 
