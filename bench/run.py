@@ -23,7 +23,9 @@ Workloads (issues 2, 8 and 13). A–E compare with the peers on the papers' ±c 
   J. ``rdpcalc compare`` (issue 17);
   K. the worst case over k at large n (issue 18): how much pruning by data processing would
      prune, and the windowed rows (:mod:`rdpcalc.worstcase.kfamily`) against the full search, n = 10³ … 10⁵;
-  L. ``rdpcalc sweep`` (issue 18): one spec serially and on the embedded LocalCluster.
+  L. ``rdpcalc sweep`` (issue 18): one spec serially and on the embedded LocalCluster;
+  M. the certified worst case (issue 27); N. PLD at small δ (issue 29);
+  O. ``rdpcalc calibrate`` (issue 29): the issue's DDG run and each mechanism's help example.
 Accuracy is measured against the exact engine at 60 digits where that is feasible.
 """
 
@@ -589,6 +591,8 @@ def main() -> int:
     lines += certificate_section()
     print("N: PLD at small δ", flush=True)
     lines += small_delta_section()
+    print("O: calibrate", flush=True)
+    lines += calibrate_section()
     text = "\n".join(lines)
     (Path(__file__).parent / "results.md").write_text(text, encoding="utf-8")
     print(text)
@@ -686,6 +690,48 @@ def small_delta_section() -> list[str]:
     return lines + [""]
 
 
+#: calibrations timed by section O: the issue's DDG run, refused and with --participation, and the
+#: example of each mechanism's `calibrate --help`
+CALIBRATIONS = (
+    "ddg --c 1.5 --gamma 0.125 --n 40 --clients 3400 --rounds 2000 --dp-delta 1e-5 --dp-epsilon 3 --solve sigma",
+    "ddg --c 1.5 --gamma 0.125 --n 40 --clients 3400 --rounds 2000 --dp-delta 1e-5 --dp-epsilon 3 --solve sigma "
+    "--participation 24",
+    "gaussian --dp-epsilon 1 --sample-rate 0.01 --rounds 1000 --solve sigma",
+    "rqm --c 1.5 --levels 16 --q 0.42 --rounds 100 --dp-epsilon 4 --solve extension",
+    "pbm --c 1.5 --trials 16 --rounds 100 --dp-epsilon 4 --solve theta",
+    "qgauss --levels 16 --clip 1 --rounds 100 --dp-epsilon 4 --solve sigma",
+    "ddg --c 1 --gamma 0.125 --rounds 100 --dp-epsilon 4 --solve sigma",
+    "skellam --c 1 --gamma 0.125 --rounds 100 --dp-epsilon 4 --solve mu",
+    "binomial --c 1 --gamma 0.25 --rounds 10 --dp-epsilon 4 --solve trials",
+    "qmgeo --levels 8 --c 1 --rounds 100 --dp-epsilon 4 --solve p",
+)
+
+
+def calibrate_section() -> list[str]:
+    """O: `rdpcalc calibrate` end to end (a fresh process each, start-up included)."""
+    import json
+    import subprocess
+
+    lines = ["## O. calibrate (issue 29)", "",
+             "`rdpcalc calibrate …` in a fresh process (start-up included): the issue's DDG run (its target is out of "
+             "reach without `--participation`: refused after the range's two ends), then each mechanism's "
+             "`calibrate --help` example. Regula falsi on log ε; the per-round levels are kept between the "
+             "Rényi search, the tail bracket and the PLD of one evaluation.", "",
+             "| rdpcalc calibrate … | time (s) | outcome |", "|---|---:|---|"]
+    for arguments in CALIBRATIONS:
+        command = [sys.executable, "-m", "rdpcalc", "calibrate", *arguments.split(), "--json"]
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - started
+        if done.returncode == 0:
+            [record] = json.loads(done.stdout)
+            outcome = f"{record['solved']} = {record['value']:.6g} (ε = {record['epsilon']:.6g})"
+        else:
+            outcome = done.stderr.strip().splitlines()[-1].removeprefix("rdpcalc: error: ")
+        lines.append(f"| `{arguments}` | {seconds:.1f} | {outcome} |")
+    return lines + [""]
+
+
 def compare_within(name: str, limit: float) -> tuple[str, str, str]:
     """``rdpcalc compare --n 1000 --bits 16 --dp-epsilon 1`` for one mechanism in a subprocess
     stopped after ``limit`` seconds: (name, seconds or "> limit", the row's outcome)."""
@@ -708,7 +754,8 @@ def compare_within(name: str, limit: float) -> tuple[str, str, str]:
 
 SECTIONS = {"compare": ("## J. compare", compare_section), "kfamily": ("## K. The worst case over k", kfamily_section),
             "sweep": ("## L. sweep", sweep_section), "certificate": ("## M. The certified worst case", certificate_section),
-            "small-delta": ("## N. PLD at small δ", small_delta_section)}
+            "small-delta": ("## N. PLD at small δ", small_delta_section),
+            "calibrate": ("## O. calibrate", calibrate_section)}
 
 
 def one_section(name: str) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -26,17 +27,20 @@ KINDS = ("number", "integer", "choice", "integer-or-inf", "float")
 class SolveRange:
     """Where ``rdpcalc calibrate`` searches a parameter: from ``low`` to ``high`` (times the
     parameter ``relative_to`` when given, e.g. a noise scale as a multiple of the clipping
-    bound), on a log scale if ``log``."""
+    bound), on a log scale if ``log``; no higher than ``largest(params)`` where given (the
+    largest valid value, which the other parameters may lower)."""
 
     low: float
     high: float
     log: bool = False
     relative_to: str | None = None
+    largest: Callable[[dict], float] | None = None
 
     def ends(self, params: dict) -> tuple[float, float, bool]:
         """(low, high, log) for the other parameters ``params``."""
         unit = 1.0 if self.relative_to is None else float(params[self.relative_to])
-        return self.low * unit, self.high * unit, self.log
+        high = self.high * unit if self.largest is None else min(self.high * unit, self.largest(params))
+        return self.low * unit, high, self.log
 
 
 @dataclass(frozen=True)

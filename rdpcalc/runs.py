@@ -456,6 +456,8 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
             gaussian/laplace, of :func:`account_reference`.
 
     ε must be monotone in the parameter: the target is checked to lie between the ends' values.
+    An integer parameter is solved for over the reals, each value rounded before it is
+    accounted, so the answer is the integer on the safe side next to the target.
     Returns the record accounted at the value found, on the safe side (ε ≤ target), with
     ``solved`` (the parameter), ``value``, ``dp_epsilon`` and ``monotone``. Where ε jumps
     to +∞ short of the target (PLD's loss cap), it is refused."""
@@ -485,21 +487,29 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
 
     total = 2 + CALIBRATE_EVALUATIONS  # the ends and the solver's evaluations, at most
     records: dict[float, dict] = {}  # the value returned was evaluated: its record is kept
+    integer = name not in REFERENCES and next(param for param in MECHANISMS[name].PARAMS
+                                              if param.name == solve).kind == "integer"
+
+    def settled(value: float) -> float:
+        """An integer parameter's values are rounded (ε is a step function of the solver's x)."""
+        return round(value) if integer else value
 
     def epsilon_at(value: float) -> float:
-        _report(progress, len(records) + 1, total)
-        records[value] = run_at(value)
+        value = settled(value)
+        if value not in records:
+            _report(progress, len(records) + 1, total)
+            records[value] = run_at(value)
         return records[value]["epsilon"]
 
     at_low, at_high = epsilon_at(low), epsilon_at(high)
     if not (min(at_low, at_high) <= target <= max(at_low, at_high)):
         raise ParameterError("dp_epsilon", f"no {solve} in [{low:g}, {high:g}] meets ε = {target:g}: ε runs "
                                            f"from {at_low:.6g} to {at_high:.6g} over that range")
-    value = acc.solve_monotone(lambda value: _log(epsilon_at(value)), low, high, math.log(target), log_scale,
-                               (_log(at_low), _log(at_high)), evaluations=CALIBRATE_EVALUATIONS)
+    value = settled(acc.solve_monotone(lambda value: _log(epsilon_at(value)), low, high, math.log(target), log_scale,
+                                       (_log(at_low), _log(at_high)), evaluations=CALIBRATE_EVALUATIONS))
     record = records[value]
     _report(progress, total, total)
-    if math.inf in (at_low, at_high) and record["epsilon"] < target * (1 - 1e-3):
+    if not integer and math.inf in (at_low, at_high) and record["epsilon"] < target * (1 - 1e-3):
         raise ParameterError("dp_epsilon", f"ε jumps from {record['epsilon']:.6g} to +∞ at {solve} ≈ {value:.6g}, below "
                                            f"the target {target:g} (by {record['method']}: a privacy loss beyond "
                                            f"{LOSS_CAP:g} nats in one round counts as +∞); use `method` rdp")

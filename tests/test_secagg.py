@@ -225,6 +225,28 @@ def test_one_client_worst_case_over_shift_pairs_is_the_maximum_over_every_pair(n
         assert record[key] == pytest.approx(max(values[index] for values in every), rel=1e-12)
 
 
+def test_skellam_pmf_at_large_mu_against_mpmath_series_with_more_terms():
+    """μ = 2·10⁴ (calibrate's top end): mpmath's I_ν(2μ) does not converge with its default
+    terms for |z| in the thousands; the backward recurrence agrees with the series summed with
+    a million terms, in the bulk and in the window's tail."""
+    mech = rdpcalc.make_mechanism("skellam", c=1, gamma="0.125", mu=20000)
+    with mpmath.workdps(40):
+        for z in (0, 7, 1000, -2000, 2400):
+            series = mpmath.log(mpmath.besseli(abs(z), 40000, maxterms=10**6)) - 40000
+            assert abs(mech.noise_log_pmf(z) - series) < mpmath.mpf(10) ** -30 * abs(series)
+
+
+def test_calibrating_binomial_trials_gives_the_integer_next_to_the_target():
+    """An integer parameter: the answer meets the target and one trial fewer does not; the range
+    ends at the most trials a client's outputs allow (N + 2⌈c/γ⌉ + 1 ≤ 8193)."""
+    assert rdpcalc.solvable("binomial")["trials"]({"c": 1, "gamma": F(1, 4)})[1] == 8192 - 8
+    record = rdpcalc.calibrate("binomial", params={"c": 1, "gamma": "0.5"}, solve="trials", dp_epsilon=2.0, rounds=1)
+    trials = record["value"]
+    assert trials == int(trials) and record["epsilon"] <= 2.0
+    fewer = rdpcalc.make_mechanism("binomial", c=1, gamma="0.5", trials=int(trials) - 1)
+    assert rdpcalc.account(fewer, rounds=1)["epsilon"] > 2.0
+
+
 def test_binomial_sum_of_clients_at_zero_is_binomial_of_n_trials():
     """No window for bounded noise: n clients at 0 sum to Binomial(nN, p) on its whole support."""
     mech = rdpcalc.make_mechanism("binomial", c=1, gamma="0.25", trials=12, p="0.3")

@@ -532,8 +532,7 @@ def calibrate_command(cls_or_kind):
         example = f"rdpcalc calibrate {name} --dp-epsilon 1 --sample-rate 0.01 --rounds 1000 --solve {solvable[0]}"
     else:
         others = _example_parameters(cls_or_kind, solve_names[solvable[0]])
-        example = (f"rdpcalc calibrate {name} {others} --rounds 100 --dp-epsilon 4 "
-                   f"--solve {solvable[0]}")
+        example = f"rdpcalc calibrate {name} {others} {cls_or_kind.CALIBRATE_EXAMPLE} --solve {solvable[0]}"
     return command(body, options), {
         "help": f"Solve for the parameter of {name} that meets a target ε over a whole run.",
         "epilog": _examples([example])}

@@ -148,6 +148,8 @@ class Mechanism(ABC):
     #: typical parameters as {option: value}, for the examples in the command-line help (default:
     #: the parameters' defaults)
     EXAMPLE: ClassVar[dict[str, str]] = {}
+    #: the run and target of the ``calibrate`` help's example (one the mechanism can meet)
+    CALIBRATE_EXAMPLE: ClassVar[str] = "--rounds 100 --dp-epsilon 4"
     #: who observes the mechanism's output in a federated run: "server" (the SecAgg sum) or
     #: "local" (each client's message); None where the mechanism takes no part in ``fl``
     FL_OBSERVER: ClassVar[str | None] = None

@@ -12,6 +12,7 @@ the exact ε of the privacy loss distribution.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import mpmath
@@ -23,6 +24,12 @@ from .design import Design
 from .rounded import RoundedNoise, grid_params
 
 
+def _most_trials(params: dict) -> int:
+    """The most trials N a client's outputs allow: N + 1 noise values moved by up to ±K = ±⌈c/γ⌉
+    give N + 2K + 1 outputs, at most 2·MAX_LEVELS + 1 (:meth:`RoundedNoise.check`)."""
+    return 2 * MAX_LEVELS - 2 * math.ceil(Fraction(params["c"]) / Fraction(params["gamma"]))
+
+
 @mechanism
 class Binomial(RoundedNoise):
     """Inputs in [−c, c] rounded to the grid γZ without bias, plus Binomial(trials, p) noise."""
@@ -32,10 +39,11 @@ class Binomial(RoundedNoise):
     paper = ("Agarwal, Suresh, Yu, Kumar & McMahan (2018), \"cpSGD: Communication-efficient and differentially-private "
              "distributed SGD\", NeurIPS 2018, arXiv:1805.10559")
     EXAMPLE = {"--c": "1", "--gamma": "0.25", "--trials": "256"}
+    CALIBRATE_EXAMPLE = "--rounds 10 --dp-epsilon 4"  # ε = 8.6 over 100 rounds at the most trials a client allows
     PARAMS = (
         *grid_params(),
         Param("trials", "integer", f"Bernoulli trials N of the noise per client, 1 … {2 * MAX_LEVELS}", low=1,
-              high=2 * MAX_LEVELS, solve=SolveRange(1, 2 * MAX_LEVELS, log=True)),
+              high=2 * MAX_LEVELS, solve=SolveRange(1, 2 * MAX_LEVELS, log=True, largest=_most_trials)),
         Param("p", "number", "success probability p of the noise, in (0, 1) (default 1/2)", default="1/2", low=0,
               high=1, low_open=True, high_open=True),
         bits_param(),
