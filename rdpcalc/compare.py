@@ -193,12 +193,12 @@ def _bracket(epsilon_at: Callable[[float], float], design: Design, low: float, h
 def _solve(epsilon_at: Callable[[float], float], design: Design, low: float, high: float, target: float) -> float:
     """The least private value with ε ≤ target: regula falsi on log ε between the ends (whose ε
     straddle the target), stopped at SOLVE_RTOL; an integer is moved to its safe side."""
-    def log_epsilon(value: float) -> float:
-        return math.log(max(epsilon_at(round(value) if design.integer else value), 1e-300))
+    def epsilon_of(value: float) -> float:
+        return epsilon_at(round(value) if design.integer else value)
 
-    ends = (log_epsilon(low), log_epsilon(high))
-    value = acc.solve_monotone(log_epsilon, low, high, math.log(target), design.log, ends, rtol=SOLVE_RTOL,
-                               evaluations=SOLVE_EVALUATIONS)
+    ends = (epsilon_of(low), epsilon_of(high))
+    value = acc.solve_monotone(epsilon_of, low, high, target, design.log, ends, rtol=SOLVE_RTOL,
+                               evaluations=SOLVE_EVALUATIONS, log_values=True)
     if design.integer:
         value = round(value)
         step = 1 if design.private_high else -1

@@ -505,8 +505,8 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     if not (min(at_low, at_high) <= target <= max(at_low, at_high)):
         raise ParameterError("dp_epsilon", f"no {solve} in [{low:g}, {high:g}] meets ε = {target:g}: ε runs "
                                            f"from {at_low:.6g} to {at_high:.6g} over that range")
-    value = settled(acc.solve_monotone(lambda value: _log(epsilon_at(value)), low, high, math.log(target), log_scale,
-                                       (_log(at_low), _log(at_high)), evaluations=CALIBRATE_EVALUATIONS))
+    value = settled(acc.solve_monotone(epsilon_at, low, high, target, log_scale, (at_low, at_high),
+                                       evaluations=CALIBRATE_EVALUATIONS, log_values=True))
     record = records[value]
     _report(progress, total, total)
     if not integer and math.inf in (at_low, at_high) and record["epsilon"] < target * (1 - 1e-3):
@@ -516,12 +516,6 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
     record["solved"], record["value"], record["dp_epsilon"] = solve, float(value), target
     record["monotone"] = "increasing" if at_high > at_low else "decreasing"
     return record
-
-
-def _log(epsilon: float) -> float:
-    """log ε (−inf at 0, +inf at +∞): the solver interpolates log ε, nearer linear in the
-    parameter's log than ε, which spans decades over a range."""
-    return math.log(epsilon) if epsilon > 0 else -math.inf
 
 
 def check_solve_range(solve_range) -> tuple[float, float]:

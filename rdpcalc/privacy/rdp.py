@@ -258,12 +258,19 @@ def check_delta(delta: float, parameter: str = "dp_delta") -> float:
 
 
 def solve_monotone(function: Callable[[float], float], lo: float, hi: float, target: float, log_scale: bool,
-                   ends: tuple[float, float], rtol: float = 1e-6, evaluations: int = 60) -> float:
+                   ends: tuple[float, float], rtol: float = 1e-6, evaluations: int = 60,
+                   log_values: bool = False) -> float:
     """Solve function(x) = target on [lo, hi] for a monotone function whose values at the ends,
     ``ends``, straddle the target. Regula falsi with the Illinois modification on x (or log x),
-    falling back to bisection where a value is not finite; stops when the bracket is ``rtol``
-    wide (relative) or after ``evaluations`` calls. Returns the end of the final bracket on the
-    safe side, where function(x) ≤ target: one of the x the function was called at (or lo, hi)."""
+    and on the values' logs with ``log_values`` (for non-negative values that span decades,
+    such as ε over a parameter's range: log ε is nearer linear in log x than ε), falling back to
+    bisection where a value is not finite; stops when the bracket is ``rtol`` wide (relative) or
+    after ``evaluations`` calls. Returns the end of the final bracket on the safe side, where
+    function(x) ≤ target: one of the x the function was called at (or lo, hi)."""
+    if log_values:
+        return solve_monotone(lambda x: _log(function(x)), lo, hi, _log(target), log_scale,
+                              (_log(ends[0]), _log(ends[1])), rtol, evaluations)
+
     def to_t(x: float) -> float:
         return math.log(x) if log_scale else x
 
