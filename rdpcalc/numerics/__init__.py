@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import mpmath
@@ -68,26 +68,31 @@ EXACT_LOG_REACH = -exact.reachable_emin() * math.log(2)
 
 
 class _Recent:
-    """The most recently computed arrays by key, up to ``capacity`` bytes in all. Only rows of
-    at least ``shortest`` points are kept (they are the costly ones: a level's cost grows with
-    the square of its support, its memory linearly), and no array above ``capacity`` / 4."""
+    """The most recently computed arrays, up to ``capacity`` bytes in all. Only rows of at least
+    ``shortest`` points are kept (they are the costly ones: a level's cost grows with the square
+    of its support, its memory linearly), and no array above ``capacity`` / 4."""
 
     def __init__(self, capacity: int, shortest: int):
         self.capacity, self.shortest = capacity, shortest
         self.items: OrderedDict = OrderedDict()
 
-    def get(self, key):
-        value = self.items.get(key)
-        if value is not None:
-            self.items.move_to_end(key)
+    def kept(self, width: int, parts: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()``, read-only, whose rows will have ``width`` points: the array kept for
+        the same ``parts`` (arrays compared by their contents) where there is one, else computed
+        and kept if it is long enough (a short one is not even looked up: no digest is taken)."""
+        key = None
+        if width >= self.shortest:
+            key = tuple(_digest(part) if isinstance(part, np.ndarray) else part for part in parts)
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        value = compute()
+        value.flags.writeable = False
+        if key is not None and value.nbytes <= self.capacity // 4:
+            self.items[key] = value
+            while sum(item.nbytes for item in self.items.values()) > self.capacity:
+                self.items.popitem(last=False)
         return value
-
-    def put(self, key, value: np.ndarray) -> None:
-        if value.shape[-1] < self.shortest or value.nbytes > self.capacity // 4:
-            return
-        self.items[key] = value
-        while sum(item.nbytes for item in self.items.values()) > self.capacity:
-            self.items.popitem(last=False)
 
 
 #: the fast engine's levels and totals computed last (:meth:`FastEngine.level`, :meth:`FastEngine.add_client`)
@@ -95,8 +100,9 @@ _LEVELS = _Recent(32 * 2**20, 2**15)
 
 
 def _digest(array: np.ndarray) -> bytes:
-    """A key for the contents of a float64 array."""
-    return hashlib.blake2b(np.ascontiguousarray(array, dtype=np.float64).tobytes(), digest_size=20).digest()
+    """A key for the contents of a float64 array (its shape included)."""
+    contents = np.ascontiguousarray(array, dtype=np.float64)
+    return hashlib.blake2b(contents.tobytes() + repr(contents.shape).encode(), digest_size=20).digest()
 
 
 class FastEngine:
@@ -133,29 +139,21 @@ class FastEngine:
     def add_client(self, client: np.ndarray, rest: np.ndarray) -> np.ndarray:
         """:func:`.fast.log_convolve`, read-only; the last few are kept (:data:`_LEVELS`), as
         one query adds the same client to the same others several times."""
-        key = ("add", _digest(client), _digest(rest), rest.shape)
-        totals = _LEVELS.get(key)
-        if totals is None:
-            totals = fast.log_convolve(client, rest)
-            totals.flags.writeable = False
-            _LEVELS.put(key, totals)
-        return totals
+        return _LEVELS.kept(len(client) + rest.shape[-1] - 1, ("add", client, rest),
+                            lambda: fast.log_convolve(client, rest))
 
     @staticmethod
     def level(a: np.ndarray, b: np.ndarray, count: int, js: Sequence[int]) -> np.ndarray:
         """The rows of :func:`.levels.level_rows` (the log-domain powers of :mod:`.fast` where its
         tilts fail), read-only: the last few are kept (:data:`_LEVELS`), as one query asks for
         the same level several times (its Rényi search, its tail bracket and its PLD)."""
-        key = ("level", _digest(a), _digest(b), count, tuple(int(j) for j in js))
-        rows = _LEVELS.get(key)
-        if rows is None:
+        def compute() -> np.ndarray:
             try:
-                rows = levels.level_rows(a, b, count, js)
+                return levels.level_rows(a, b, count, js)
             except levels.TiltingFailed:
-                rows = np.array([fast.log_mixed_power(a, b, j, count - j) for j in js])
-            rows.flags.writeable = False
-            _LEVELS.put(key, rows)
-        return rows
+                return np.array([fast.log_mixed_power(a, b, j, count - j) for j in js])
+
+        return _LEVELS.kept(count * (len(a) - 1) + 1, ("level", a, b, count, tuple(int(j) for j in js)), compute)
 
     @staticmethod
     def unit() -> np.ndarray:
