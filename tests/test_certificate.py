@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc.numerics import make_engine
+from rdpcalc.numerics import make_engine, trees
 from rdpcalc.worstcase import certificate, secagg
 from rdpcalc.worstcase.remembered import Remembered
 
@@ -66,6 +66,39 @@ def test_exhaustive_kernel_matches_brute_force(seed):
     expected = brute_force(pmfs, clients - 1, alphas)
     assert best.values == pytest.approx(expected, rel=1e-10)
     assert np.all(best.values >= expected)  # the margins are upward
+
+
+@pytest.mark.parametrize("kinds", [2, 4])
+def test_the_kernels_maximum_does_not_depend_on_its_stripes_or_blocks(kinds):
+    """The parallel kernel's tasks dealt to 1 or 3 stripes, their rows built in one block or in
+    blocks of a single count c₀ (the least memory): the same largest bound per order, to the
+    bit, attained by the same pair and count vector — and Theorem A's staircases (a cascade with
+    residuals) as well as the plain enumeration."""
+    rng = random.Random(7 + kinds)
+    pmfs = random_pmfs(rng, kinds + 2, 5)
+    exact = tuple(range(kinds))
+    chosen = certificate.split(pmfs, exact, range(kinds, kinds + 2))
+    problem = everything(pmfs, 9, (1.0, 2.0, 10.0, math.inf))
+    kernels = trees.kernels()
+    cascades = [(certificate._Cascade.single(), certificate._NO_RESIDUALS, np.array([1.0]), 8),
+                (certificate._Cascade.make(3, chosen.share, certificate.PLANS),
+                 certificate._residual_rows(chosen.residuals), chosen.component, 5)]
+    for cascade, residuals, component, size in cascades:
+        results = []
+        for stripes, table_bytes in ((1, 2**30), (3, 2**30), (1, 1), (3, 1)):
+            outputs = (np.full((size + 1, 4), -np.inf), np.full((size + 1, 4), -1, dtype=np.int64),
+                       np.zeros((size + 1, 4, kinds), dtype=np.int64))
+            kernels._leaf_bounds(np.array([1.0]), np.ascontiguousarray(pmfs[list(exact)]), size,
+                                 np.array([-1], dtype=np.int64), cascade.kernel_plan(component), residuals,
+                                 problem.kernel_pairs(), problem.kernel_orders(None), outputs, stripes, table_bytes)
+            best, where, counts = outputs
+            rows = np.argmax(best, axis=0)
+            results.append((best.max(axis=0), where[rows, range(4)], counts[rows, range(4)]))
+        for values, pairs, count_vectors in results[1:]:
+            assert np.array_equal(values, results[0][0])
+            assert np.all(np.isfinite(values))
+            # the bound attained by the same leaf and pair (a tie could move it: the random pmfs make none)
+            assert np.array_equal(pairs, results[0][1]) and np.array_equal(count_vectors, results[0][2])
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -26,16 +26,23 @@ import numpy as np
 #: the loops of these functions are compiled (each calls only the ones before it), and those of
 #: PARALLEL with prange run in parallel
 SERIAL = ("_power", "convolve_into", "_log_f_terms", "_combine", "_slot", "_leaf", "_space", "_width",
-          "_mirror_skipped", "_keep")
-PARALLEL = ("leaf_bounds",)
+          "_mirror_skipped", "_keep", "_subtree", "_times_power")
+PARALLEL = ("_leaf_bounds",)
 prange = range  # numba.prange once compiled
+#: the most memory the rows of one block of parallel tasks take (:func:`_leaf_bounds`)
+TABLE_BYTES = 32 * 2**20
 _compiled = False
+
+
+def _threads() -> int:
+    """The threads the parallel kernels run on: one until numba is loaded (then numba.get_num_threads)."""
+    return 1
 
 
 def kernels():
     """This module with its kernels compiled by numba (once per process; from numba's on-disk
     cache after the first run), or as Python where numba is missing."""
-    global _compiled, prange
+    global _compiled, prange, _threads
     if not _compiled:
         try:
             import numba  # imported here, not at start-up (half a second)
@@ -43,6 +50,7 @@ def kernels():
             pass
         else:
             prange = numba.prange
+            _threads = numba.get_num_threads
             for name in SERIAL:
                 globals()[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(globals()[name])
             for name in PARALLEL:
@@ -362,71 +370,144 @@ def _keep(task, bound, where, counts, out_best, out_pair, out_counts):
                 out_counts[task, o, a] = counts[a]
 
 
-def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs):
-    """Every multiset of ``size`` clients over the kinds ``kinds_pmfs`` (rows root * their sum),
-    split by the count c₀ of kind 0 into tasks run in parallel (task ``first`` holds the
-    multisets with c₀ = size − first): per task and order, the largest bound over its leaves
-    (:func:`_leaf`) into ``out_best[first]``, the pair attaining it (2·pair + direction) into
-    ``out_pair[first]`` and that leaf's count vector into ``out_counts[first]``, where
-    ``outputs`` = (out_best, out_pair, out_counts) (all three must come initialised: −inf, −1).
-    With ``mirror[0] ≥ 0`` (``mirror`` maps each kind to its mirror image), a leaf whose mirrored
-    count vector is smaller is skipped: the mirror configuration has the same value."""
+def _subtree(start, start_length, first_kind, rest, counts, kinds_pmfs, mirror, plan, residual, pairs, orders, task,
+             outputs, width):
+    """Every multiset of ``rest`` more clients over the kinds ``first_kind`` … (a depth-first walk, each
+    child adding one client of a kind at least its parent's last) added to the row ``start`` whose
+    count vector is ``counts`` (changed during the walk, restored at its end): each leaf's bound
+    (:func:`_leaf`) kept per order into row ``task`` of ``outputs`` (:func:`_keep`)."""
     out_best, out_pair, out_counts = outputs
     kinds = kinds_pmfs.shape[0]
     taps = kinds_pmfs.shape[1]
-    count_orders = orders[0].shape[0]
-    width = _width(root.shape[0], size, taps, plan, residual, pairs)
+    buffer = np.zeros((rest + 1, width))
+    lengths = np.zeros(rest + 1, np.int64)
+    for i in range(start_length):
+        buffer[0, i] = start[i]
+    lengths[0] = start_length
+    sequence = np.zeros(rest + 1, np.int64)
+    space = _space(width, plan, pairs, orders)
+    bound = np.zeros(orders[0].shape[0])
+    where = np.zeros(orders[0].shape[0], np.int64)
     plans = plan[3].shape[0]
-    for task in prange(size + 1):
-        # tasks alternate between small and large subtrees, so that prange's contiguous chunks balance
-        first = task // 2 if task % 2 == 0 else size - task // 2
-        c0 = size - first
-        rest = first
-        if kinds == 1 and rest > 0:
-            continue
-        buffer = np.zeros((rest + 1, width))
-        lengths = np.zeros(rest + 1, np.int64)
-        for i in range(root.shape[0]):
-            buffer[0, i] = root[i]
-        lengths[0] = root.shape[0]
-        scratch = np.zeros(width)
-        for _ in range(c0):
-            convolve_into(scratch, buffer[0], lengths[0], kinds_pmfs[0], taps)
-            lengths[0] += taps - 1
-            for i in range(lengths[0]):
-                buffer[0, i] = scratch[i]
-        counts = np.zeros(kinds, np.int64)
-        counts[0] = c0
-        sequence = np.zeros(rest + 1, np.int64)
-        space = _space(width, plan, pairs, orders)
-        bound = np.zeros(count_orders)
-        where = np.zeros(count_orders, np.int64)
-        depth = 0
-        following = 1 if kinds > 1 else kinds
-        while True:
-            if depth == rest:
-                if not _mirror_skipped(counts, mirror):
-                    _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
-                    _keep(first, bound, where, counts, out_best, out_pair, out_counts)
-                if depth == 0:
-                    break
-                kind = sequence[depth]
-                counts[kind] -= 1
-                depth -= 1
-                following = kind + 1
-                continue
-            if following >= kinds:
-                if depth == 0:
-                    break
-                kind = sequence[depth]
-                counts[kind] -= 1
-                depth -= 1
-                following = kind + 1
-                continue
+    depth = 0
+    following = first_kind
+    while True:
+        if depth == rest:
+            if not _mirror_skipped(counts, mirror):
+                _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
+                _keep(task, bound, where, counts, out_best, out_pair, out_counts)
+        elif following < kinds:
             kind = following
             convolve_into(buffer[depth + 1], buffer[depth], lengths[depth], kinds_pmfs[kind], taps)
             lengths[depth + 1] = lengths[depth] + taps - 1
             sequence[depth + 1] = kind
             counts[kind] += 1
             depth += 1
-            following = kind
+            continue
+        if depth == 0:
+            break
+        kind = sequence[depth]
+        counts[kind] -= 1
+        depth -= 1
+        following = kind + 1
+
+
+def _times_power(row, scratch, length, pmf, count):
+    """row ← row * pmf^{*count} in place (``scratch``: a row as long); the new length."""
+    for _ in range(count):
+        convolve_into(scratch, row, length, pmf, pmf.shape[0])
+        length += pmf.shape[0] - 1
+        for i in range(length):
+            row[i] = scratch[i]
+    return length
+
+
+def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, stripes, table_bytes):
+    """Every multiset of ``size`` clients over the kinds ``kinds_pmfs`` (rows root * their sum):
+    per order, the largest bound over the leaves (:func:`_leaf`) into ``out_best[task]``, the pair
+    attaining it (2·pair + direction) into ``out_pair[task]`` and that leaf's count vector into
+    ``out_counts[task]``, where ``outputs`` = (out_best, out_pair, out_counts) (all three must
+    come initialised: −inf, −1) and ``task`` is a row 0 … size; the caller takes the largest over
+    the rows. With ``mirror[0] ≥ 0`` (``mirror`` maps each kind to its mirror image), a leaf whose
+    mirrored count vector is smaller is skipped: the mirror configuration has the same value.
+
+    The work runs in ``stripes`` parallel stripes, task t in stripe t mod ``stripes`` (a leaf's cost
+    varies by orders of magnitude as its staircases escalate, and the costly leaves cluster near
+    the worst configurations: contiguous shares would leave one thread with them). With three
+    kinds or more a task is a pair of counts (c₀, c₁) of kinds 0 and 1, its row root * P₀^{c₀} *
+    P₁^{c₁} built beforehand (in blocks of counts c₀ whose rows take at most ``table_bytes``), and
+    its leaves the multisets of the other kinds; with fewer kinds a task is a count c₀ (row
+    size − c₀). Which rows hold which leaves, and so the row a tie is reported in, depends on the
+    blocks; the maximum does not."""
+    kinds = kinds_pmfs.shape[0]
+    width = _width(root.shape[0], size, kinds_pmfs.shape[1], plan, residual, pairs)
+    if kinds < 3:
+        for stripe in prange(stripes):
+            for task in range(stripe, size + 1 if kinds > 1 else 1, stripes):
+                c0 = size - task
+                row = np.zeros(width)
+                row[: root.shape[0]] = root
+                length = _times_power(row, np.zeros(width), root.shape[0], kinds_pmfs[0], c0)
+                counts = np.zeros(kinds, np.int64)
+                counts[0] = c0
+                _subtree(row, length, 1, task, counts, kinds_pmfs, mirror, plan, residual, pairs, orders, task,
+                         outputs, width)
+        return
+    out_best, out_pair, out_counts = outputs
+    orders_count = out_best.shape[1]
+    limit = max(size + 1, table_bytes // (8 * width))  # the rows of a block of tasks
+    base = np.zeros(width)
+    scratch = np.zeros(width)
+    base[: root.shape[0]] = root
+    base_length = root.shape[0]
+    c0 = 0
+    while c0 <= size:  # a block of counts c₀ … end − 1: its tasks' rows built, then run in parallel
+        end = c0
+        tasks = 0
+        while end <= size and (end == c0 or tasks + size - end + 1 <= limit):
+            tasks += size - end + 1
+            end += 1
+        table = np.zeros((tasks, width))
+        table_lengths = np.zeros(tasks, np.int64)
+        task_c0 = np.zeros(tasks, np.int64)
+        task_c1 = np.zeros(tasks, np.int64)
+        t = 0
+        for c in range(c0, end):
+            if c > c0 or c0 > 0:
+                base_length = _times_power(base, scratch, base_length, kinds_pmfs[0], 1)
+            for i in range(base_length):
+                table[t, i] = base[i]
+            table_lengths[t] = base_length
+            task_c0[t] = c
+            task_c1[t] = 0
+            for c1 in range(1, size - c + 1):
+                convolve_into(table[t + 1], table[t], table_lengths[t], kinds_pmfs[1], kinds_pmfs.shape[1])
+                table_lengths[t + 1] = table_lengths[t] + kinds_pmfs.shape[1] - 1
+                task_c0[t + 1] = c
+                task_c1[t + 1] = c1
+                t += 1
+            t += 1
+        best = np.full((tasks, orders_count), -np.inf)
+        pair = np.full((tasks, orders_count), -1, np.int64)
+        found = np.zeros((tasks, orders_count, kinds), np.int64)
+        for stripe in prange(stripes):
+            for t in range(stripe, tasks, stripes):
+                counts = np.zeros(kinds, np.int64)
+                counts[0] = task_c0[t]
+                counts[1] = task_c1[t]
+                _subtree(table[t], table_lengths[t], 2, size - task_c0[t] - task_c1[t], counts, kinds_pmfs, mirror,
+                         plan, residual, pairs, orders, t, (best, pair, found), width)
+        for t in range(tasks):  # into the row of c₁, the first of equal bounds kept
+            for o in range(orders_count):
+                if best[t, o] > out_best[task_c1[t], o]:
+                    out_best[task_c1[t], o] = best[t, o]
+                    out_pair[task_c1[t], o] = pair[t, o]
+                    for a in range(kinds):
+                        out_counts[task_c1[t], o, a] = found[t, o, a]
+        c0 = end
+
+
+def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs):
+    """:func:`_leaf_bounds`, its tasks dealt round-robin to one stripe per thread (numba's
+    prange gives each thread a contiguous share, and one share can hold every costly leaf)."""
+    _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, _threads(), TABLE_BYTES)
