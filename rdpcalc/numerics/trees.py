@@ -23,6 +23,8 @@ import sys
 
 import numpy as np
 
+from .. import resources
+
 #: the loops of these functions are compiled (each calls only the ones before it), and those of
 #: PARALLEL with prange run in parallel
 SERIAL = ("_power", "convolve_into", "_log_f_terms", "_combine", "_slot", "_leaf", "_space", "_width",
@@ -34,15 +36,10 @@ TABLE_BYTES = 32 * 2**20
 _compiled = False
 
 
-def _threads() -> int:
-    """The threads the parallel kernels run on: one until numba is loaded (then numba.get_num_threads)."""
-    return 1
-
-
 def kernels():
     """This module with its kernels compiled by numba (once per process; from numba's on-disk
     cache after the first run), or as Python where numba is missing."""
-    global _compiled, prange, _threads
+    global _compiled, prange
     if not _compiled:
         try:
             import numba  # imported here, not at start-up (half a second)
@@ -50,7 +47,6 @@ def kernels():
             pass
         else:
             prange = numba.prange
-            _threads = numba.get_num_threads
             for name in SERIAL:
                 globals()[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(globals()[name])
             for name in PARALLEL:
@@ -455,7 +451,7 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
         return
     out_best, out_pair, out_counts = outputs
     orders_count = out_best.shape[1]
-    limit = max(size + 1, table_bytes // (8 * width))  # the rows of a block of tasks
+    limit = table_bytes // (8 * width)  # the rows of a block of tasks (a block holds one count c₀ at least)
     base = np.zeros(width)
     scratch = np.zeros(width)
     base[: root.shape[0]] = root
@@ -473,7 +469,7 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
         task_c1 = np.zeros(tasks, np.int64)
         t = 0
         for c in range(c0, end):
-            if c > c0 or c0 > 0:
+            if c > 0:
                 base_length = _times_power(base, scratch, base_length, kinds_pmfs[0], 1)
             for i in range(base_length):
                 table[t, i] = base[i]
@@ -508,6 +504,8 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
 
 
 def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs):
-    """:func:`_leaf_bounds`, its tasks dealt round-robin to one stripe per thread (numba's
-    prange gives each thread a contiguous share, and one share can hold every costly leaf)."""
-    _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, _threads(), TABLE_BYTES)
+    """:func:`_leaf_bounds`, its tasks dealt round-robin to one stripe per thread the computation may
+    use (:func:`rdpcalc.resources.threads`: one on a sweep's worker; numba's prange gives each thread
+    a contiguous share, and one share can hold every costly leaf)."""
+    _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, resources.threads(),
+                 TABLE_BYTES)

@@ -102,7 +102,7 @@ import numpy as np
 from .. import resources
 from ..logdomain import logsumexp
 from ..mechanisms import Mechanism
-from ..numerics import FastEngine
+from ..numerics import FastEngine, trees
 from ..resources import Cost
 from . import certificate, wrapped
 from .certificate import multisets
@@ -166,7 +166,9 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
     * exhaustive in the log domain (a pmf not affine between breakpoints, or a wrapping sum):
       24 · C(n + r − 2, r − 1) · S (the multisets' sums, built, concatenated and selected);
     * the compiled trees of :mod:`rdpcalc.worstcase.certificate` (exhaustive, Theorems A and B): a row of
-      S + 4m numbers per depth (n + 2) per thread, about a dozen such arrays;
+      S + 4m numbers per depth (n + 2) per thread, about a dozen such arrays, and the starting rows
+      of a block of their parallel tasks: n(n + 1)/2 such rows, or at most trees.TABLE_BYTES where
+      that is more than n rows;
     * the common-component bound (affine mechanisms, search not exhaustive): 8 · (r + 1) · n · S
       (the powers of the component and each breakpoint's totals over them);
     * PBM's relaxed family: 48 · S² (one level of S rows, two selections of it and the
@@ -188,8 +190,11 @@ def search_costs(mechanism: Mechanism, n: int, orders: int, budget: int = EXHAUS
         count = multisets(n - 1, kinds)
         costs.append(Cost(24 * count * size, "budget", f"the {count} multisets of {n - 1} others over {kinds} "
                                                        "breakpoints"))
-    if family == "affine":  # the compiled trees: a row per depth and thread, and their workspaces
-        costs.append(Cost(8 * 12 * resources.threads() * (n + 2) * (size + 4 * outputs), "n",
+    if family == "affine":  # the compiled trees: a row per depth and thread, their workspaces, and a block of
+        # their tasks' starting rows (at most trees.TABLE_BYTES, or one count of kind 0: n rows; n(n + 1)/2 in all)
+        row = 8 * (size + 4 * outputs)
+        table = min(n * (n + 1) // 2 * row, max(trees.TABLE_BYTES, n * row))
+        costs.append(Cost(12 * resources.threads() * (n + 2) * row + table, "n",
                           f"the certificate's trees of {n} clients"))
     exhaustive = exhaustive and family == "affine"
     if not exhaustive and family == "affine":
