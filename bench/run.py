@@ -690,21 +690,23 @@ def small_delta_section() -> list[str]:
     return lines + [""]
 
 
-#: calibrations timed by section O: the issue's DDG run, refused and with --participation, and the
-#: example of each mechanism's `calibrate --help`
-CALIBRATIONS = (
+#: the issue's DDG calibration timed by section O, refused, then met with --participation
+ISSUE_CALIBRATIONS = (
     "ddg --c 1.5 --gamma 0.125 --n 40 --clients 3400 --rounds 2000 --dp-delta 1e-5 --dp-epsilon 3 --solve sigma",
     "ddg --c 1.5 --gamma 0.125 --n 40 --clients 3400 --rounds 2000 --dp-delta 1e-5 --dp-epsilon 3 --solve sigma "
     "--participation 24",
-    "gaussian --dp-epsilon 1 --sample-rate 0.01 --rounds 1000 --solve sigma",
-    "rqm --c 1.5 --levels 16 --q 0.42 --rounds 100 --dp-epsilon 4 --solve extension",
-    "pbm --c 1.5 --trials 16 --rounds 100 --dp-epsilon 4 --solve theta",
-    "qgauss --levels 16 --clip 1 --rounds 100 --dp-epsilon 4 --solve sigma",
-    "ddg --c 1 --gamma 0.125 --rounds 100 --dp-epsilon 4 --solve sigma",
-    "skellam --c 1 --gamma 0.125 --rounds 100 --dp-epsilon 4 --solve mu",
-    "binomial --c 1 --gamma 0.25 --rounds 10 --dp-epsilon 4 --solve trials",
-    "qmgeo --levels 8 --c 1 --rounds 100 --dp-epsilon 4 --solve p",
 )
+
+
+def calibrations() -> list[str]:
+    """The calibrations section O times: the issue's, then the example of each `calibrate --help`
+    (the reference Gaussian's and every mechanism's that calibrates), as the help builds it."""
+    from rdpcalc.cli.commands import calibrate_example
+    from rdpcalc.mechanisms import MECHANISMS
+
+    examples = [calibrate_example("gaussian")]
+    examples += [calibrate_example(cls) for cls in MECHANISMS.values() if cls.supports("calibrate")]
+    return [*ISSUE_CALIBRATIONS, *(example.removeprefix("rdpcalc calibrate ") for example in examples)]
 
 
 def calibrate_section() -> list[str]:
@@ -718,7 +720,7 @@ def calibrate_section() -> list[str]:
              "`calibrate --help` example. Regula falsi on log ε; the per-round levels are kept between the "
              "Rényi search, the tail bracket and the PLD of one evaluation.", "",
              "| rdpcalc calibrate … | time (s) | outcome |", "|---|---:|---|"]
-    for arguments in CALIBRATIONS:
+    for arguments in calibrations():
         command = [sys.executable, "-m", "rdpcalc", "calibrate", *arguments.split(), "--json"]
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, check=False)

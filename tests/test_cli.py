@@ -162,6 +162,21 @@ def test_help_has_examples(capsys):
     assert code == 0 and "Examples" in out and "--extension" in out
 
 
+def test_each_calibrate_help_shows_its_example(capsys):
+    """Every `calibrate NAME --help` shows the example bench section O times, one space between
+    its words (corbin, with no parameters of its own to show, had two)."""
+    from rdpcalc.cli.commands import calibrate_example
+    from rdpcalc.mechanisms import MECHANISMS
+
+    kinds = ["gaussian", "laplace", *(cls for cls in MECHANISMS.values() if cls.supports("calibrate"))]
+    for kind in kinds:
+        example = calibrate_example(kind)
+        name = kind if isinstance(kind, str) else kind.name
+        code, out, _ = run(capsys, "calibrate", name, "--help")
+        assert code == 0 and example.startswith(f"rdpcalc calibrate {name} ") and "  " not in example
+        assert example in " ".join(out.split()), name
+
+
 def test_python_dash_m_entry_point():
     result = subprocess.run([sys.executable, "-m", "rdpcalc", "divergence", "rqm", *RQM_ARGS, "--alpha", "2", "--json"],
                             capture_output=True, text=True, check=False)

@@ -528,14 +528,22 @@ def calibrate_command(cls_or_kind):
                                dp_delta=delta, progress=progress, **values)
         _emit_account(None, [record], form, csv_path, None)
 
-    if reference:
-        example = f"rdpcalc calibrate {name} --dp-epsilon 1 --sample-rate 0.01 --rounds 1000 --solve {solvable[0]}"
-    else:
-        others = _example_parameters(cls_or_kind, solve_names[solvable[0]])
-        example = f"rdpcalc calibrate {name} {others} {cls_or_kind.CALIBRATE_EXAMPLE} --solve {solvable[0]}"
     return command(body, options), {
         "help": f"Solve for the parameter of {name} that meets a target ε over a whole run.",
-        "epilog": _examples([example])}
+        "epilog": _examples([calibrate_example(cls_or_kind)])}
+
+
+def calibrate_example(cls_or_kind) -> str:
+    """The example of ``rdpcalc calibrate NAME --help`` (a mechanism class, or a reference's
+    name): a run and a target it can meet, solving for its first solvable parameter."""
+    if isinstance(cls_or_kind, str):
+        solve = next(iter(_solve_names(cls_or_kind, tuple(solvable_parameters(cls_or_kind)))))
+        return f"rdpcalc calibrate {cls_or_kind} --dp-epsilon 1 --sample-rate 0.01 --rounds 1000 --solve {solve}"
+    solve_names = _solve_names(cls_or_kind, tuple(solvable_parameters(cls_or_kind.name)))
+    solve = next(iter(solve_names))
+    parts = ("rdpcalc calibrate", cls_or_kind.name, _example_parameters(cls_or_kind, solve_names[solve]),
+             cls_or_kind.CALIBRATE_EXAMPLE, f"--solve {solve}")
+    return " ".join(part for part in parts if part)
 
 
 # ----------------------------------------------------------------------------- layered quantizers
