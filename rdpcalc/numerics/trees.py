@@ -241,7 +241,7 @@ def _slot(s, chained, lengths, slot_position, slot_set, residual, pairs, orders,
     """log F_α (KL) of every pair and direction at slot ``s``: its chain row, times each residual
     row of its set (the largest over them), into values[s]."""
     residuals, residual_lengths, set_start = residual
-    totals_pmfs, pair_first, pair_second, rho = pairs
+    totals_pmfs, pair_first, pair_second, rho, _ = pairs
     alphas, codes, roots, powers, targets = orders
     taps = totals_pmfs.shape[1]
     p = slot_position[s]
@@ -273,9 +273,10 @@ def _leaf(row, length, plan, residual, pairs, orders, space, plans, out_bound, o
     chain; each plan in turn — its slots' log F (KL) computed once and shared by the plans —
     mixed over j (:func:`_combine`), the largest over pairs and directions per order; the
     smallest over the plans tried (each is valid; at most ``plans`` of them), stopping at the
-    first plan at most ``targets`` at every order. ``out_pair``: 2·pair + direction of the bound."""
+    first plan at most ``targets`` at every order. ``out_pair``: 2·pair + direction of the bound;
+    the directions are the pairs' last field (2: both, 1: the forward one only)."""
     chain, slot_position, slot_set, plan_slots, log_weights = plan
-    totals_pmfs, pair_first, pair_second, rho = pairs
+    totals_pmfs, pair_first, pair_second, rho, directions = pairs
     alphas, codes, roots, powers, targets = orders
     chained, lengths, extra, totals, values, computed, work, forward, backward = space
     slots = slot_position.shape[0]
@@ -304,7 +305,7 @@ def _leaf(row, length, plan, residual, pairs, orders, space, plans, out_bound, o
             best = -np.inf
             where = 0
             for pair in range(pair_first.shape[0]):
-                for direction in range(2):
+                for direction in range(directions):
                     for s in range(slots):
                         work[s] = values[s, pair, direction, o]
                     bound = _combine(log_weights, work, slots_of_j, alphas[o], codes[o])

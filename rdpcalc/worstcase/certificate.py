@@ -68,6 +68,21 @@ mirror pair of multisets is evaluated; both directions of every pair are. The wo
 fit, the classes keep the best bound found, and the caller takes the smaller of this and its
 other bounds.
 
+*One direction at a time.* Theorem A holds for any split and any one direction (x, x′) of a
+pair: the proof bounds D_α(P_x * R_M ‖ P_x′ * R_M) for each M. A class that the cheapest exact
+split leaves above the target is also bounded direction by direction, each with an exact group
+of its own (:func:`directed_splits`: that direction's worst breakpoints, then, one at a time,
+the breakpoint whose removal from the soft group raises its common component the most, e.g.
+an edge whose pmf the end levels distort, until the component reaches SOFT_SHARE), over every
+multiset M. For a mirror-symmetric mechanism D(x, x′, M) = D(−x, −x′, −M), so the
+maximum over M of both directions of the class {(x, x′), (−x, −x′)} is the maximum over M of
+D(x, x′, ·) and of D(x′, x, ·); where x′ = −x, D(x′, x, M) = D(x, x′, −M) and the forward
+direction alone is that maximum (:func:`directions`). A direction's worst multisets lie on one
+side (RQM's headline, (x, x′) = (−1.5, 1.5): the others at −1.4 or −1.5), so its exact
+group needs no mirror images: three breakpoints where the class would need four, and 11 480
+nodes at n = 40 against 61 705 (halved by the mirror) — the whole class's split is still tried
+when it is the cheaper, and the class keeps the smaller bound.
+
 **Floating point.** The rows are sums of products of non-negative floats (no cancellation):
 an entry of a sum of n clients has relative error below n(m + 2)·2⁻⁵³ (the float pmfs are
 within 2⁻⁵² of the exact ones), F_α's terms (2α + 1) times that plus their own few roundings,
@@ -82,6 +97,8 @@ orders above are capped by D_∞.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -163,32 +180,35 @@ def _scale(alphas: Sequence[float]) -> np.ndarray:
 @dataclass(frozen=True)
 class Problem:
     """What every bound here shares: the breakpoints' float pmfs (rows, one client each), the
-    unordered client-1 pairs in play (both directions are evaluated), the orders (1 for KL,
-    finite, or ∞), the mirror map of the breakpoints (None: not mirror-symmetric) and the number
-    of clients in the sum."""
+    unordered client-1 pairs in play (both directions are evaluated; ``directed``: ordered
+    pairs, the forward direction only), the orders (1 for KL, finite, or ∞), the mirror map of
+    the breakpoints (None: not mirror-symmetric) and the number of clients in the sum."""
 
     pmfs: np.ndarray
     pairs: tuple[tuple[int, int], ...]
     alphas: tuple[float, ...]
     mirror: tuple[int, ...] | None
     clients: int
+    directed: bool = False
 
     @property
     def others(self) -> int:
         return self.clients - 1
 
     def with_pairs(self, pairs) -> Problem:
-        return Problem(self.pmfs, tuple(pairs), self.alphas, self.mirror, self.clients)
+        return Problem(self.pmfs, tuple(pairs), self.alphas, self.mirror, self.clients, self.directed)
 
     def margins(self) -> np.ndarray:
         return np.array([rounding_margin(alpha, self.clients, self.pmfs.shape[1]) for alpha in self.alphas])
 
     def kernel_pairs(self) -> tuple:
         """The kernel's pairs: the pmfs of client 1's inputs in play, each pair as two indices
-        into them, and ρ per pair and direction."""
+        into them, ρ per pair and direction, and the number of directions evaluated (2, or 1:
+        the forward one)."""
         used = sorted({index for pair in self.pairs for index in pair})
         return (np.ascontiguousarray(self.pmfs[used]), np.array([used.index(i) for i, _ in self.pairs], dtype=np.int64),
-                np.array([used.index(j) for _, j in self.pairs], dtype=np.int64), ratio_bounds(self.pmfs, self.pairs))
+                np.array([used.index(j) for _, j in self.pairs], dtype=np.int64), ratio_bounds(self.pmfs, self.pairs),
+                1 if self.directed else 2)
 
     def kernel_orders(self, targets: np.ndarray | None) -> tuple:
         """The kernel's orders: the orders, their codes, and the targets in the kernel's units
@@ -606,59 +626,147 @@ def theorem_b(problem: Problem, found: float, budget: int) -> tuple[float, str]:
                   "(data processing)"
 
 
+def _completed(pmfs: np.ndarray, exact: Sequence[int]) -> Split | None:
+    """The split whose exact group is ``exact`` and, added one at a time, the breakpoints whose
+    removal from the soft group raises its common component's mass the most (the lowest index of
+    equal ones), until that mass reaches SOFT_SHARE; None where too few breakpoints are left soft."""
+    exact = sorted(exact)
+    while True:
+        soft = [i for i in range(len(pmfs)) if i not in exact]
+        if len(soft) < 2:
+            return None
+        chosen = split(pmfs, exact, soft)
+        if chosen.share >= SOFT_SHARE:
+            return chosen
+        added = max(soft, key=lambda i: (split(pmfs, exact, [b for b in soft if b != i]).share, -i))
+        exact = sorted([*exact, added])
+
+
+def directed_splits(pmfs: np.ndarray, rankings: Sequence[Sequence[int]], excluded: set) -> list[Split]:
+    """The exact groups for one direction of one client-1 pair, cheapest first: for each ranking
+    of the breakpoints (worst first, for that direction), the worst ones taken one more at a
+    time, each group completed until its soft group's common component reaches SOFT_SHARE
+    (:func:`_completed`); the groups in ``excluded`` (the whole classes' splits) left out."""
+    found: dict[tuple[int, ...], Split] = {}
+    for ranking in rankings:
+        for size in range(1, len(ranking)):
+            chosen = _completed(pmfs, ranking[:size])
+            if chosen is None:
+                break
+            if chosen.exact not in excluded:
+                found.setdefault(chosen.exact, chosen)
+    return sorted(found.values(), key=lambda chosen: len(chosen.exact))
+
+
+def directions(members: Sequence[tuple[int, int]], mirror: Sequence[int] | None) -> list[tuple[int, int]]:
+    """Ordered pairs whose forward direction, over every multiset of the others, covers both
+    directions of every member of a mirror class (module docstring, one direction at a time):
+    (x, x′) and (x′, x) for the class's first member, only (x, x′) where x′ is x's mirror image."""
+    x, y = members[0]
+    return [(x, y)] if mirror is not None and mirror[x] == y else [(x, y), (y, x)]
+
+
+def _rankings(problem: Problem) -> list[tuple[int, ...]]:
+    """The breakpoints ranked, worst first, by the value of their homogeneous configuration, one
+    ranking per order (the distinct ones)."""
+    values = homogeneous(problem)
+    return sorted({tuple(int(i) for i in np.argsort(-values[:, order], kind="stable"))
+                   for order in range(len(problem.alphas))})
+
+
+class _Class:
+    """A mirror class of client-1 pairs while Theorem A refines it: its best bound from splits of
+    the whole class, and per direction (:func:`directions`) the best bound from that direction's
+    own splits; the class's bound is the smaller of the first and the largest of the second."""
+
+    def __init__(self, members: tuple[tuple[int, int], ...], mirror, orders: int):
+        self.members = members
+        self.whole = np.full(orders, math.inf)
+        self.pairs = directions(members, mirror)
+        self.directed = np.full((len(self.pairs), orders), math.inf)
+
+    def bound(self) -> np.ndarray:
+        return np.minimum(self.whole, np.max(self.directed, axis=0))
+
+
 def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
                    progress: Callable[[float], None] | None = None, tolerance: float = TOLERANCE) -> tuple[np.ndarray, str]:
-    """Theorem A at the finite orders ``alphas``: per mirror class of pairs, the candidate splits
-    (from the homogeneous configurations' ranking at each order) cheapest first until one is
-    within TOLERANCE of ``found``, as long as the nodes fit THEOREM_A_WORK; +inf where some
-    class got no split. ``progress`` is told the fraction of classes settled (within the
-    tolerance, or out of splits) after each class's bound."""
+    """Theorem A at the finite orders ``alphas``, per mirror class of pairs, until its bound is
+    within ``tolerance`` of ``found`` at every order, trying the cheapest option first (nodes
+    × clients; as long as the work fits THEOREM_A_WORK): the splits of the whole class (from the
+    homogeneous configurations' ranking at each order: :func:`candidate_splits`), and, for a
+    class that the cheapest exact split leaves above that, each of its directions alone with
+    exact groups of its own (:func:`directed_splits`). +inf where some class got no bound.
+    ``progress`` is told the fraction of classes settled (within the tolerance, or out of
+    options)."""
     sub = Problem(problem.pmfs, problem.pairs, tuple(alphas), problem.mirror, problem.clients)
-    values = homogeneous(sub)
-    rankings = {tuple(int(i) for i in np.argsort(-values[:, order], kind="stable")) for order in range(len(alphas))}
     everything_soft = split(problem.pmfs, (), range(len(problem.pmfs)))
-    splits = [everything_soft, *candidate_splits(problem.pmfs, sorted(rankings), problem.mirror)]
+    whole = [everything_soft, *candidate_splits(problem.pmfs, _rankings(sub), problem.mirror)]
     targets = found * (1 + tolerance)
     # a class is settled when its bound (margins included) is at most this: the targets plus the margins, and the value
     # found's own rounding (the fast engine's, 1e-12 relative), so that the class of the configuration found settles
     settled_below = targets * (1 + FOUND_ROUNDING) + sub.margins()
+    halved = 2 if problem.mirror is not None else 1
+    classes = [_Class(members, problem.mirror, len(alphas)) for members in mirror_classes(problem.pairs, problem.mirror)]
+    # options as (cost, sequence, class, direction or −1, split or None): None expands the class's directions; the
+    # sequence keeps the order of equal costs (the whole splits' first, split by split)
+    sequence = itertools.count()
+    options = [(chosen.nodes(problem.others) // halved * problem.clients, next(sequence), c, -1, chosen)
+               for chosen in whole for c in range(len(classes))]
+    expand_at = next((cost for cost, *_, chosen in options if chosen.exact), options[0][0])
+    options += [(expand_at, next(sequence), c, -1, None) for c in range(len(classes))]
+    heapq.heapify(options)
     work = 0
-    bound = np.full(len(alphas), -np.inf)
-    used: set[tuple[int, ...]] = set()
-    pending = mirror_classes(problem.pairs, problem.mirror)
-    best = {members: np.full(len(alphas), math.inf) for members in pending}
+    used: dict[tuple[int, ...], tuple[Split, bool]] = {}
+    unaffordable = math.inf  # the cheapest option a class still needed that did not fit the work limit
     settled = 0
-    unaffordable = math.inf  # the cheapest split a class still needed that did not fit the work limit
-    for chosen in splits:  # class by class: a class within the tolerance needs no costlier split
-        cost = chosen.nodes(problem.others) // (2 if problem.mirror is not None else 1) * problem.clients
-        still = []
-        for members in pending:
-            if work + cost > THEOREM_A_WORK:
-                unaffordable = min(unaffordable, cost)
-                still.append(members)
-                continue
-            work += cost
-            used.add(chosen.exact)
-            values = theorem_a(sub.with_pairs(members), chosen, targets, PLANS if chosen.exact else PLANS_WITHOUT_RESIDUALS)
-            best[members] = np.minimum(best[members], values)
-            if not np.all(best[members] <= settled_below):
-                still.append(members)
-            elif progress is not None:
-                settled += 1
-                progress(settled / len(best))
-        pending = still
+
+    def within(values):
+        return bool(np.all(values <= settled_below))
+
+    while options:
+        cost, _, c, direction, chosen = heapq.heappop(options)
+        entry = classes[c]
+        if within(entry.bound()) or (direction >= 0 and within(entry.directed[direction])):
+            continue
+        if chosen is None:
+            excluded = {split_.exact for split_ in whole}
+            for d, pair in enumerate(entry.pairs):
+                directed = Problem(problem.pmfs, (pair,), tuple(alphas), None, problem.clients, directed=True)
+                for option in directed_splits(problem.pmfs, _rankings(directed), excluded):
+                    heapq.heappush(options, (option.nodes(problem.others) * problem.clients, next(sequence), c, d, option))
+            continue
+        if work + cost > THEOREM_A_WORK:
+            unaffordable = min(unaffordable, cost)
+            continue
+        work += cost
+        plans = PLANS if chosen.exact else PLANS_WITHOUT_RESIDUALS
+        if direction < 0:
+            entry.whole = np.minimum(entry.whole, theorem_a(sub.with_pairs(entry.members), chosen, targets, plans))
+        else:
+            directed = Problem(problem.pmfs, (entry.pairs[direction],), tuple(alphas), None, problem.clients,
+                               directed=True)
+            entry.directed[direction] = np.minimum(entry.directed[direction],
+                                                   theorem_a(directed, chosen, targets, plans))
+        used.setdefault(chosen.exact, (chosen, direction >= 0))
+        if within(entry.bound()):
+            settled += 1
+            if progress is not None:
+                progress(settled / len(classes))
     if progress is not None:
         progress(1.0)
-    for values in best.values():
-        bound = np.maximum(bound, values)
-    groups = "; ".join(f"{len(chosen.exact)} exact + {len(chosen.soft)} soft breakpoints, λ = {chosen.share:.4f}"
-                       for chosen in splits if chosen.exact in used and chosen.exact) or "every breakpoint soft"
+    bound = np.max([entry.bound() for entry in classes], axis=0)
+    pending = sum(not within(entry.bound()) for entry in classes)
+    groups = "; ".join(dict.fromkeys(
+        f"{len(chosen.exact)} exact + {len(chosen.soft)} soft breakpoints{' per direction of a pair' if directed else ''}, "
+        f"λ = {chosen.share:.4f}" for chosen, directed in sorted(used.values(), key=lambda item: len(item[0].exact))
+        if chosen.exact)) or "every breakpoint soft"
     if not pending:
         return bound, f"Theorem A ({groups}; every node {within_text(tolerance)})"
     why = (f"the next split needs {unaffordable:.2g} node-clients, more than the work limit {THEOREM_A_WORK:.2g} "
            "leaves"
            if unaffordable < math.inf else "no candidate split brings them closer")
-    return bound, (f"Theorem A ({groups}; {len(pending)} of {len(best)} client-1 pair classes not "
+    return bound, (f"Theorem A ({groups}; {pending} of {len(classes)} client-1 pair classes not "
                    f"{within_text(tolerance)}: {why})")
 
 
