@@ -423,16 +423,17 @@ def test_rqm_at_n_20_reaches_the_tolerance_with_a_larger_exact_group():
 
 
 def test_the_text_says_which_limit_kept_theorem_a_from_the_tolerance(monkeypatch):
-    """With a work limit too small for the edge breakpoints' split, the certificate is wider and
-    its text names the classes left, the split's cost and the limit (never 'within')."""
-    monkeypatch.setattr(certificate, "THEOREM_A_WORK", 200_000)
+    """With a work limit too small for the exact groups of every direction that needs one, the
+    certificate is wider and its text names the classes left, the split's cost and the limit
+    (never 'within')."""
+    monkeypatch.setattr(certificate, "THEOREM_A_WORK", 100_000)
     # neither reuse nor leave a certificate of the smaller limit
     monkeypatch.setattr(certificate, "_memory", Remembered(certificate._REMEMBERED))
     mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
     [record] = rdpcalc.divergence(mech, n=20, alphas=[2])
     assert record["certified_upper"] > record["divergence"] * (1 + certificate.TOLERANCE)
     assert "client-1 pair classes not within 0.5% of the value found: the next split needs" in record["certificate"]
-    assert "more than the work limit 2e+05 leaves" in record["certificate"]
+    assert "more than the work limit 1e+05 leaves" in record["certificate"]
     assert "every node within" not in record["certificate"]
 
 
