@@ -128,8 +128,8 @@ ORDERS = 6
 #: (no chords: the claims' sweep of the papers' figures asks seven)
 DIRECT_ORDERS = 8
 #: Theorem A evaluates at most this many nodes × clients (multisets of the exact group over every
-#: k, per mirror class of pairs and split, times n: a node's cost grows with its rows' length);
-#: RQM's n = 40 headline takes about 2.5·10⁶ (10 s on two cores)
+#: k, per mirror class of pairs, or direction of a pair, and split, times n: a node's cost grows
+#: with its rows' length); RQM's n = 40 headline takes about 2.7·10⁶ (13 s on a slow two-core machine)
 THEOREM_A_WORK = 16_000_000
 #: Theorem A runs at an order α only where (α − 1)·log ρ stays below this (ρ: the pairs' largest likelihood
 #: ratio, finite, which bounds every configuration's): beyond it F_α may overflow float64 (e^709) to a useless
