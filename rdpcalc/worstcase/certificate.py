@@ -599,9 +599,7 @@ def _contenders(problem: Problem, single: np.ndarray, found: np.ndarray) -> list
     if not open_:
         return sorted(kept)
     sub = Problem(problem.pmfs, tuple(open_), tuple(problem.alphas[i] for i in cheap), problem.mirror, problem.clients)
-    values = homogeneous(sub)
-    rankings = {tuple(int(i) for i in np.argsort(-values[:, order], kind="stable")) for order in range(len(cheap))}
-    splits = candidate_splits(problem.pmfs, sorted(rankings), problem.mirror)
+    splits = candidate_splits(problem.pmfs, _rankings(sub), problem.mirror)
     if splits and splits[0].nodes(problem.others) >= multisets(problem.others, len(problem.pmfs)):
         return sorted(kept.union(open_))  # ruling a pair out would cost more nodes than enumerating it
     for members in mirror_classes(open_, problem.mirror):
@@ -642,16 +640,17 @@ def _completed(pmfs: np.ndarray, exact: Sequence[int]) -> Split | None:
         exact = sorted([*exact, added])
 
 
-def directed_splits(pmfs: np.ndarray, rankings: Sequence[Sequence[int]], excluded: set) -> list[Split]:
+def directed_splits(pmfs: np.ndarray, rankings: Sequence[Sequence[int]], excluded: set, largest: int) -> list[Split]:
     """The exact groups for one direction of one client-1 pair, cheapest first: for each ranking
     of the breakpoints (worst first, for that direction), the worst ones taken one more at a
     time, each group completed until its soft group's common component reaches SOFT_SHARE
-    (:func:`_completed`); the groups in ``excluded`` (the whole classes' splits) left out."""
+    (:func:`_completed`), up to ``largest`` breakpoints (the most whose nodes fit the work limit);
+    the groups in ``excluded`` (the whole classes' splits) left out."""
     found: dict[tuple[int, ...], Split] = {}
     for ranking in rankings:
-        for size in range(1, len(ranking)):
+        for size in range(1, min(largest, len(ranking) - 1) + 1):
             chosen = _completed(pmfs, ranking[:size])
-            if chosen is None:
+            if chosen is None or len(chosen.exact) > largest:
                 break
             if chosen.exact not in excluded:
                 found.setdefault(chosen.exact, chosen)
@@ -716,6 +715,10 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     expand_at = next((cost for cost, *_, chosen in options if chosen.exact), options[0][0])
     options += [(expand_at, next(sequence), c, -1, None) for c in range(len(classes))]
     heapq.heapify(options)
+    excluded = {chosen.exact for chosen in whole}
+    # the largest exact group whose nodes × clients fit the work limit on their own
+    largest = max((size for size in range(1, len(problem.pmfs))
+                   if math.comb(problem.others + size, size) * problem.clients <= THEOREM_A_WORK), default=0)
     work = 0
     used: dict[tuple[int, ...], tuple[Split, bool]] = {}
     unaffordable = math.inf  # the cheapest option a class still needed that did not fit the work limit
@@ -730,10 +733,9 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
         if within(entry.bound()) or (direction >= 0 and within(entry.directed[direction])):
             continue
         if chosen is None:
-            excluded = {split_.exact for split_ in whole}
             for d, pair in enumerate(entry.pairs):
                 directed = Problem(problem.pmfs, (pair,), tuple(alphas), None, problem.clients, directed=True)
-                for option in directed_splits(problem.pmfs, _rankings(directed), excluded):
+                for option in directed_splits(problem.pmfs, _rankings(directed), excluded, largest):
                     heapq.heappush(options, (option.nodes(problem.others) * problem.clients, next(sequence), c, d, option))
             continue
         if work + cost > THEOREM_A_WORK:
