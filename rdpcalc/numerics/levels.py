@@ -219,10 +219,27 @@ def _steepest(l: np.ndarray) -> float:
     return float(np.max(np.abs(np.diff(finite)))) if len(finite) > 1 else 0.0
 
 
-def _tilt(l: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
-    """The tilted, normalised pmf exp(l(i) + θi − K(θ)) and K(θ)."""
-    tilted, k = _tilt_rows(l, np.array([theta]))
-    return tilted[0], float(k[0])
+def _tilt(l: np.ndarray, theta: float) -> tuple[np.ndarray, float, int]:
+    """The tilted, normalised pmf exp(l(i) + θ(i − c) − K_c(θ)), K_c(θ) = K(θ) − θc, and c, the
+    tilted pmf's mode. Centring at the mode keeps every exponent near the log pmf's own size:
+    uncentred, θi and K(θ) can be many times |log p| (a steep pmf and a large θ) and cancel,
+    and their rounding would then exceed the entries' accuracy."""
+    exponents = _exponents(l, np.array([theta]))[0]
+    centre = int(np.argmax(exponents))
+    with np.errstate(invalid="ignore"):
+        centred = np.where(np.isfinite(l), l + theta * (np.arange(len(l)) - centre), -np.inf)
+    k = float(logsumexp(centred))
+    return np.exp(centred - k), k, centre
+
+
+def _untilt(js: np.ndarray, n: int, theta: float, a: tuple[float, int], b: tuple[float, int],
+            s: np.ndarray) -> np.ndarray:
+    """The term that undoes the tilt θ of rows j (a row each) at the points s: with A and B
+    tilted about their centres c_A, c_B (:func:`_tilt`), log p_j(s) = log(tilted row) +
+    j·K_A + (n − j)·K_B − θ(s − j·c_A − (n − j)·c_B)."""
+    (k_a, centre_a), (k_b, centre_b) = a, b
+    offsets = s[None, :] - (js * centre_a + (n - js) * centre_b)[:, None]
+    return (js * k_a + (n - js) * k_b)[:, None] - theta * offsets
 
 
 def _exponents(l: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -301,12 +318,15 @@ def _direct_rows(la, lb, n, js, best: np.ndarray | None = None, tilts: list | No
 
 
 def _apply_tilt(best, components, n, js, rows, theta, width, from_right, tilts) -> None:
-    """Write the trusted points of the first ``width`` outputs of ``rows`` under the tilt θ
-    (of the mirrored components, i.e. the last ``width`` outputs, if ``from_right``)."""
+    """Fill the missing points of the first ``width`` outputs of ``rows`` (of the last ``width``
+    outputs with the mirrored components, if ``from_right``) where the tilt θ trusts them. A
+    point keeps the value of the first tilt that trusted it: θ = 0 covers every row within
+    ~620 nats of its peak, and a later tilt's larger corrections would only add rounding."""
     values = _tilted_prefix(*components, n, js[rows], theta, width)
     size = best.shape[1]
     block = best[rows, size - width :] if from_right else best[rows, :width]
-    np.copyto(block[:, ::-1] if from_right else block, values, where=values > -np.inf)
+    target = block[:, ::-1] if from_right else block
+    np.copyto(target, values, where=(values > -np.inf) & (target == -np.inf))
     if from_right:
         best[rows, size - width :] = block
     else:
@@ -356,9 +376,9 @@ def _powers(a: np.ndarray, count: int, width: int, clip: bool = False) -> list[n
 def _tilted_prefix(la, lb, n, js, theta, width) -> np.ndarray:
     """log p_j(s) for s < ``width`` where the tilted row Ã^{*j} * B̃^{*(n−j)} (linear, summing
     to 1) is trusted (≥ TINY), −inf elsewhere; the tilt is undone with −θs + j·K_A(θ) +
-    (n−j)·K_B(θ)."""
-    a, k_a = _tilt(la, theta)
-    b, k_b = _tilt(lb, theta)
+    (n−j)·K_B(θ) (:func:`_untilt`)."""
+    a, k_a, centre_a = _tilt(la, theta)
+    b, k_b, centre_b = _tilt(lb, theta)
     a[a < _FLUSH] = 0.0
     b[b < _FLUSH] = 0.0
     powers_a = _powers(a, int(js.max()), width)
@@ -370,9 +390,7 @@ def _tilted_prefix(la, lb, n, js, theta, width) -> np.ndarray:
     untrusted = values < TINY
     with np.errstate(divide="ignore"):
         np.log(values, out=values)
-    values += (js * k_a + (n - js) * k_b)[:, None]
-    if theta != 0.0:
-        values -= theta * np.arange(width)
+    values += _untilt(js, n, theta, (k_a, centre_a), (k_b, centre_b), np.arange(width))
     values[untrusted] = -np.inf
     return values
 
@@ -408,8 +426,8 @@ def sweep_levels(la: np.ndarray, lb: np.ndarray, ns: Sequence[int]):
             for tilted in passes[1:]:
                 missing = best == -np.inf
                 for columns in _missing_columns(missing):
-                    values = tilted.log_rows(columns)
-                    np.copyto(best[:, columns], values, where=values > -np.inf)
+                    values, block = tilted.log_rows(columns), best[:, columns]
+                    np.copyto(block, values, where=(values > -np.inf) & (block == -np.inf))
             yield n, _direct_rows(la, lb, n, np.arange(n + 1), best=best)
     yield top, top_rows
 
@@ -419,7 +437,8 @@ class _PascalPass:
 
     def __init__(self, la: np.ndarray, lb: np.ndarray, theta: float):
         self.theta = theta
-        (self.a, self.k_a), (self.b, self.k_b) = _tilt(la, theta), _tilt(lb, theta)
+        self.a, *self.untilt_a = _tilt(la, theta)
+        self.b, *self.untilt_b = _tilt(lb, theta)
         self.a[self.a < _FLUSH] = 0.0
         self.b[self.b < _FLUSH] = 0.0
         self.rows = [np.ones(1)]
@@ -438,9 +457,8 @@ class _PascalPass:
         untrusted = tilted < TINY
         with np.errstate(divide="ignore"):
             values = np.log(tilted)
-        j = np.arange(n + 1)
         s = np.arange(len(self.rows[0]))[columns]
-        values += (j * self.k_a + (n - j) * self.k_b)[:, None] - self.theta * s
+        values += _untilt(np.arange(n + 1), n, self.theta, self.untilt_a, self.untilt_b, s)
         values[untrusted] = -np.inf
         return values
 
