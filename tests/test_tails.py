@@ -70,3 +70,25 @@ def test_fast_windowed_sums_are_within_the_entry_accuracy(name, params, n):
     kept = np.isfinite(exact)
     allowed = (np.abs(exact[kept]) + 1) * n * tails.ENTRY_ROUNDINGS / 5 * 2.0**-53
     assert np.all(np.abs(np.expm1(fast_row[kept] - exact[kept])) <= allowed)
+
+
+def test_tilted_fft_sums_are_within_their_entry_accuracy():
+    """Beyond levels.DIRECT_MAX_N clients the sums come from tilted FFTs, accurate near their
+    peaks only to about n unit roundoffs / TRUST: the fast engine's windowed sum of 130 clients
+    is within a third of tails' allowance for it (_entry_errors, FFT_ROUNDINGS included) of the
+    same sum by the direct method, which the test above ties to mpmath at small n."""
+    from rdpcalc.numerics import fast, levels
+
+    n = levels.DIRECT_MAX_N + 2
+    mech = rdpcalc.make_mechanism("skellam", c=1, gamma="0.5", mu=4, tail=1e-30, cover=1)
+    x = mech.breakpoints()[0]
+    engine = FastEngine()
+    fft_row = tails._Sums(mech, engine).total(x, ((Fraction(0), n - 1),))
+    others = levels.level_rows(engine.client(mech, Fraction(0)), engine.client(mech, Fraction(0)), n - 1, [0],
+                               method="direct")[0]
+    direct_row = fast.log_convolve(engine.client(mech, x), others)
+    kept = np.isfinite(direct_row)
+    error = np.abs(np.expm1(fft_row[kept] - direct_row[kept]))
+    assert np.all(error <= tails._entry_errors(direct_row[kept], n) / 3)
+    # the FFT's own term is needed: near the peak the first allowance alone is exceeded
+    assert np.any(error > (np.abs(direct_row[kept]) + 1) * n * tails.ENTRY_ROUNDINGS * 2.0**-53)
