@@ -363,12 +363,16 @@ class _Evaluator:
         self.alphas = list(alphas)
         self.pairs = _all_pairs(len(points)) if pairs is None else sorted(pairs)
 
-    def evaluate(self, rests, others_of: Callable[[int], tuple], sink: _Candidates) -> np.ndarray:
+    def evaluate(self, rests, others_of: Callable[[int], tuple], sink: _Candidates,
+                 totals: dict | None = None) -> np.ndarray:
         """Update ``sink`` with every (pair, rest) and return, per rest and order, the largest
-        D_α over client 1's pairs (rows × orders)."""
-        used = sorted({index for pair in self.pairs for index in pair})
-        totals = {index: self.engine.add_client(self.clients[index], rests) for index in used}
-        count = len(rests)
+        D_α over client 1's pairs (rows × orders). ``totals``: the sums with client 1 at each
+        point (by its index), where they are known (``rests`` is then not read); otherwise each
+        client is added to ``rests``."""
+        if totals is None:
+            used = sorted({index for pair in self.pairs for index in pair})
+            totals = {index: self.engine.add_client(self.clients[index], rests) for index in used}
+        count = len(next(iter(totals.values())))
         per_rest = np.full((count, len(self.alphas)), -np.inf)
         for i, j in self.pairs:
             for (a, b), floats in zip(((i, j), (j, i)), self.engine.screen_both(totals[i], totals[j], self.alphas)):
@@ -386,14 +390,19 @@ def _others(points: Sequence[Fraction], counts: Sequence[int]) -> tuple[tuple[Fr
     return tuple((points[i], int(c)) for i, c in enumerate(counts) if c)
 
 
-def _batched(engine, evaluator: _Evaluator, rests, keys: list, sink, support: int) -> np.ndarray:
-    """Evaluate ``rests`` (keys: count vectors) in batches that keep memory bounded."""
+def _batched(engine, evaluator: _Evaluator, rests, keys: list, sink, support: int,
+             totals: dict | None = None) -> np.ndarray:
+    """Evaluate ``rests`` (keys: count vectors; ``totals`` as in :meth:`_Evaluator.evaluate`,
+    row for row, and then ``rests`` may be None) in batches that keep memory bounded."""
     step = max(1, _BATCH_ELEMENTS // (support * (len(evaluator.points) + 2)))
     out = []
     for start in range(0, len(keys), step):
-        chunk = engine.select(rests, range(start, min(start + step, len(keys))))
+        rows = range(start, min(start + step, len(keys)))
+        chunk = None if rests is None else engine.select(rests, rows)
+        chunk_totals = None if totals is None else {index: engine.select(batch, rows) for index, batch in totals.items()}
         chunk_keys = keys[start : start + step]
-        out.append(evaluator.evaluate(chunk, lambda row, ck=chunk_keys: _others(evaluator.points, ck[row]), sink))
+        out.append(evaluator.evaluate(chunk, lambda row, ck=chunk_keys: _others(evaluator.points, ck[row]), sink,
+                                      chunk_totals))
     return np.concatenate(out) if out else np.zeros((0, len(evaluator.alphas)))
 
 
@@ -424,11 +433,19 @@ def _canonical(counts: tuple, mirror: bool) -> tuple:
 
 
 def _exhaustive(engine, evaluator: _Evaluator, size: int, sink, support: int, mirror: bool) -> None:
-    if len(evaluator.clients) == 2:  # the multisets of two kinds are the rows of one level
-        rests = engine.level(evaluator.clients[1], evaluator.clients[0], size, range(size + 1))
+    """Every multiset of ``size`` others into ``sink``. With two kinds they are the rows t (t
+    others of kind 1) of one level, and the sums with client 1 added are rows t and t + 1 of the
+    next level: one level of size + 1 clients instead of adding client 1 to every row."""
+    if len(evaluator.clients) == 2:
         keys = [(size - t, t) for t in range(size + 1)]
-    else:
-        rests, keys = all_multisets(engine, evaluator.clients, size)
+        kept = [t for t, key in enumerate(keys) if _canonical(key, mirror) == key]
+        first, second = evaluator.clients
+        rows = sorted(set(kept) | {t + 1 for t in kept})
+        level = engine.level(second, first, size + 1, rows)
+        totals = {index: engine.select(level, [rows.index(t + index) for t in kept]) for index in (0, 1)}
+        _batched(engine, evaluator, None, [keys[t] for t in kept], sink, support, totals)
+        return
+    rests, keys = all_multisets(engine, evaluator.clients, size)
     kept = [row for row, key in enumerate(keys) if _canonical(key, mirror) == key]
     _batched(engine, evaluator, engine.select(rests, kept), [keys[row] for row in kept], sink, support)
 
