@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import rdpcalc
-from rdpcalc.numerics import FastEngine
+from rdpcalc.numerics import FastEngine, fast, levels
 from rdpcalc.worstcase import tails
 
 ORDERS = [1, 1 + 1e-9, 1.01, 1.05, 2, 10]
@@ -77,8 +77,6 @@ def test_tilted_fft_sums_are_within_their_entry_accuracy():
     peaks only to about n unit roundoffs / TRUST: the fast engine's windowed sum of 130 clients
     is within a third of tails' allowance for it (_entry_errors, FFT_ROUNDINGS included) of the
     same sum by the direct method, which the test above ties to mpmath at small n."""
-    from rdpcalc.numerics import fast, levels
-
     n = levels.DIRECT_MAX_N + 2
     mech = rdpcalc.make_mechanism("skellam", c=1, gamma="0.5", mu=4, tail=1e-30, cover=1)
     x = mech.breakpoints()[0]
