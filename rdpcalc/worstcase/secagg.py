@@ -441,8 +441,9 @@ def _exhaustive(engine, evaluator: _Evaluator, size: int, sink, support: int, mi
         kept = [t for t, key in enumerate(keys) if _canonical(key, mirror) == key]
         first, second = evaluator.clients
         rows = sorted(set(kept) | {t + 1 for t in kept})
+        position = {row: place for place, row in enumerate(rows)}
         level = engine.level(second, first, size + 1, rows)
-        totals = {index: engine.select(level, [rows.index(t + index) for t in kept]) for index in (0, 1)}
+        totals = {index: engine.select(level, [position[t + index] for t in kept]) for index in (0, 1)}
         _batched(engine, evaluator, None, [keys[t] for t in kept], sink, support, totals)
         return
     rests, keys = all_multisets(engine, evaluator.clients, size)
