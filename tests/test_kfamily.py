@@ -103,11 +103,41 @@ def test_beyond_n_2000_the_cli_prints_the_bracket(capsys):
     for record in records:
         assert record["search"] == "windowed" and record["certified_upper"] >= record["divergence"]
         assert "every k" in record["certificate"] and "over the ±c family only" in record["certificate"]
-    assert records[0]["certified_upper"] <= records[0]["divergence"] * (1 + 1e-9)
+    for record in records:  # rounded outward to the 9 digits n·1e−13 leaves
+        assert all(float(f"{record[key]:.9g}") == record[key] for key in ("divergence", "certified_upper"))
+    assert records[0]["certified_upper"] <= records[0]["divergence"] * (1 + 2e-8)
     code = main(["divergence", "rqm", "--c", "1", "--extension", "1", "--m", "16", "--q", "0.42", "--n", "2500",
                  "--neighbours", "pm-c", "--alpha", "2"])
     out = capsys.readouterr().out
     assert code == 0 and "certified ≤" in out and "windowed" in out
+
+
+@pytest.mark.parametrize("n, digits", [(2500, 9), (10_000, 9), (100_000, 8)])
+def test_the_bracket_is_rounded_outward_to_the_digits_its_accuracy_leaves(n, digits):
+    """Lower ends down, upper ends up, to the digits n·1e−13 leaves: a bracket still, and values that
+    differ by the FFTs' rounding (their last bits, CPU-dependent) print the same."""
+    assert math.floor(-math.log10(kfamily.accuracy(n)) + 1e-9) == digits
+    rng = np.random.default_rng(3)
+    for value in np.concatenate([10.0 ** rng.uniform(-6, 2, 200), [5.00113018727, 0.000928430395115]]):
+        lower, upper = kfamily.outward(float(value), float(value), n)
+        assert lower <= value <= upper and upper - lower <= 10.0 ** (math.floor(math.log10(value)) - digits + 1) * 1.0001
+        assert float(f"{lower:.{digits}g}") == lower and float(f"{upper:.{digits}g}") == upper
+    assert kfamily.outward(0.000928430395115, 0.000928430395115, n) == kfamily.outward(
+        0.000928430395393, 0.000928430395393, n)  # this CPU's mirror image at n = 10⁴ and another's
+    assert kfamily.outward(math.inf, math.inf, n) == (math.inf, math.inf)
+
+
+def test_mirror_images_within_the_accuracy_tie_to_the_first_k():
+    """At n = 10⁴ mirror images differ by ~3e−10 in the FFTs' rounding: within :func:`kfamily.accuracy`
+    they tie, and the first k (then direction 0) is reported, whichever of the two came out larger."""
+    n = 10_000
+    lower = np.full((2, n), 0.5)
+    lower[1, 0], lower[0, n - 1] = 1.0, 1.0 + 3e-10  # (x = −b, k = 0) and its mirror (x = +b, k = N)
+    point = kfamily._point(2.0, lower, lower, (0.0, 0.0), 10.0, kfamily.accuracy(n))
+    assert (point["k"], point["direction"], point["lower"]) == (0, 1, 1.0 + 3e-10)
+    lower[0, n - 1] = 1.0 + 3e-9  # beyond the accuracy: a larger value, reported as such
+    point = kfamily._point(2.0, lower, lower, (0.0, 0.0), 10.0, kfamily.accuracy(n))
+    assert (point["k"], point["direction"]) == (n - 1, 0)
 
 
 def test_beyond_the_windowed_range_n_is_refused(capsys):

@@ -51,11 +51,15 @@ Each k's value is a bracket [lower, upper], and the worst case over k is
 [max_k lower, max_k upper] (the found value and the certified bound), up to the fast engine's
 rounding, which grows like n·1e−14 relative for FFT powers of n clients. The found value
 agrees with the full search (every row on its whole support) to that rounding, as the tests
-check up to n = 1000 and bench/ up to n = 2000.
+check up to n = 1000 and bench/ up to n = 2000; mirror images, equal in exact arithmetic, differ
+by 2.9·10⁻¹⁰ relative at n = 10⁴, and by how much depends on the CPU's FFT. So values within
+:func:`accuracy` (n·10⁻¹³) tie, and :func:`outward` rounds the bracket outward to the digits
+that accuracy leaves (9 at n = 10⁴, 8 at 10⁵): the digits printed are the same on every machine.
 """
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable, Sequence
 
@@ -81,9 +85,11 @@ BLOCK_CLIENTS = 1000
 #: per row at n = 10⁵)
 CHUNK_ROWS = 512
 CHUNK_ELEMENTS = 2_500_000
-#: values within this relative distance tie (mirror images, equal in exact arithmetic): the
-#: first k, then x = +b, is reported
-TIE = 1e-10
+#: the windowed rows' relative rounding per client: the found values' accuracy is n times this
+#: (mirror images at n = 10⁴ differ by 2.9·10⁻¹⁰, n·2.9·10⁻¹⁴; a factor of three to spare), and at
+#: least ACCURACY_FLOOR
+ROUNDING_PER_CLIENT = 1e-13
+ACCURACY_FLOOR = 1e-10
 #: the window's terms are summed in the linear domain where α·max|log P/Q| is at most this
 _LINEAR_REACH = 30.0
 #: half-width, in tilted standard deviations, of the windows where D_∞ is sought
@@ -174,7 +180,7 @@ def pair_worst_over_k(la: np.ndarray, lb: np.ndarray, n: int, alphas: Sequence[f
                 lower[direction, ks, infinite] = np.maximum(lower[direction, ks, infinite], values[direction, :, 0])
         upper[:, :, infinite] = np.maximum(upper[:, :, infinite], lower[:, :, infinite])
     ends = _end_ratios(la, lb)
-    return [_point(alphas[i], lower[:, :, i], upper[:, :, i], ends, half) for i in range(len(alphas))]
+    return [_point(alphas[i], lower[:, :, i], upper[:, :, i], ends, half, accuracy(n)) for i in range(len(alphas))]
 
 
 def _row_moments(la: np.ndarray, lb: np.ndarray, n: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -281,12 +287,34 @@ def _core_divergences(first: np.ndarray, second: np.ndarray, alphas: Sequence[fl
     return out
 
 
-def _point(alpha: float, lower: np.ndarray, upper: np.ndarray, ends: tuple[float, float], half: float) -> dict:
+def accuracy(n: int) -> float:
+    """The relative accuracy of the values of the sums of ``n`` clients on windows (module docstring)."""
+    return max(ACCURACY_FLOOR, n * ROUNDING_PER_CLIENT)
+
+
+def outward(lower: float, upper: float, n: int) -> tuple[float, float]:
+    """The bracket [``lower``, ``upper``] of a worst case over k at ``n`` clients rounded outward —
+    ``lower`` down, ``upper`` up — to the significant digits its :func:`accuracy` leaves, so that
+    it is the same on every machine (and still a bracket)."""
+    digits = min(12, math.floor(-math.log10(accuracy(n)) + 1e-9))
+    return _to_digits(lower, digits, decimal.ROUND_FLOOR), _to_digits(upper, digits, decimal.ROUND_CEILING)
+
+
+def _to_digits(value: float, digits: int, rounding: str) -> float:
+    if not math.isfinite(value) or value == 0:
+        return value
+    exact = decimal.Decimal(value)
+    step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    return float(exact.quantize(step, rounding=rounding))
+
+
+def _point(alpha: float, lower: np.ndarray, upper: np.ndarray, ends: tuple[float, float], half: float,
+           tie: float) -> dict:
     if alpha == math.inf:  # the support's end points: P/Q = A(end)/B(end) exactly
         lower = np.maximum(lower, np.array(ends)[:, None])
     top = float(np.max(lower))
-    # ties (mirror images, equal in exact arithmetic) go to the first k, then to direction 0
-    threshold = top - TIE * abs(top) if math.isfinite(top) else top
+    # ties (within ``tie`` relative: mirror images, equal in exact arithmetic) go to the first k, then to direction 0
+    threshold = top - tie * abs(top) if math.isfinite(top) else top
     k, direction = divmod(int(np.argmax((lower.T >= threshold).ravel())), 2)
     return {"alpha": alpha, "lower": top, "upper": float(np.max(upper)), "k": k, "direction": direction,
             "half_width": half}

@@ -408,9 +408,12 @@ def divergences(
 
         if engine.name != "fast":
             raise ParameterError("engine", f"the worst case over k beyond n = {WORST_MAX_N} runs in the fast engine only")
-        return [DivergencePoint(found["alpha"], found["lower"], found["lower"], found["attained"], found["upper"],
-                                "windowed", _windowed_certificate(found))
-                for found in kfamily.worst_over_k(mechanism, n, alphas, progress)]
+        points = []
+        for found in kfamily.worst_over_k(mechanism, n, alphas, progress):
+            lower, upper = kfamily.outward(found["lower"], found["upper"], n)  # the digits every machine agrees on
+            points.append(DivergencePoint(found["alpha"], lower, lower, found["attained"], upper, "windowed",
+                                          _windowed_certificate(found)))
+        return points
     resources.require_costs(peak_costs(mechanism, n, len(alphas), neighbours, engine))
     b = mechanism.bound
     inputs = list(dict.fromkeys(x for pair in neighbours.pairs for x in pair))
