@@ -667,3 +667,35 @@ def test_bound_shows_a_windowed_noise_as_its_bracket_not_as_exact():
     delta, s = 2 * mech.reach, 0.2 / 0.25
     assert single[0]["value"] == pytest.approx(2 * delta**2 / (2 * s**2), rel=1e-12)
     assert "certified bracket" in single[0]["compares"] and single[0]["holds"] is True
+
+
+def test_screened_ties_keep_the_smallest_configurations_whatever_their_last_bits():
+    """More configurations tie than the screen keeps: the smallest are kept, whichever rounding came
+    out largest, and a value beyond the tie still ranks first."""
+    from rdpcalc.worstcase.secagg import _MAX_CANDIDATES, Configuration, _Candidates
+
+    count = 3 * _MAX_CANDIDATES
+    configurations = [Configuration(F(-1), F(1), ((F(-1), count - i), (F(1), i))) for i in range(count)]
+    kept = []
+    for seed in (0, 1):
+        noise = np.random.default_rng(seed).uniform(-1e-14, 1e-14, count)
+        sink = _Candidates(1)
+        sink.update((17.5 + noise)[:, None], configurations.__getitem__)
+        kept.append(sink.configurations())
+    assert kept[0] == kept[1] == sorted(configurations, key=lambda c: c.others)[:_MAX_CANDIDATES]
+    sink.update(np.array([[17.5 + 1e-6]]), lambda row: configurations[-1])
+    assert sink.configurations()[0] == configurations[-1]
+
+
+def test_the_configuration_reported_among_ties_does_not_depend_on_how_many_the_screen_keeps(monkeypatch):
+    """PBM's D_∞ is the same for every split of the others (the sum's extreme output): with the
+    screen keeping 8 candidates or 2, the configuration reported is the same."""
+    from rdpcalc.worstcase import secagg
+
+    mech = rdpcalc.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
+    reported = []
+    for cap in (8, 2):
+        monkeypatch.setattr(secagg, "_MAX_CANDIDATES", cap)
+        [record] = rdpcalc.divergence(mech, n=12, alphas=[math.inf])
+        reported.append((record["x"], record["x_prime"], record["others"]))
+    assert reported[0] == reported[1]

@@ -313,7 +313,11 @@ class _Candidates:
     screened so far (at most _MAX_CANDIDATES of them, the largest first); :func:`_accurate`
     then evaluates them accurately. The screen's error (:func:`.numerics.fast.screened_divergences`)
     is far below the tolerance, so the accurate maximum over the candidates is the accurate
-    maximum over everything screened."""
+    maximum over everything screened. Screened values within ``_TIE`` of the largest are ties
+    (equal in exact arithmetic, such as D_∞ of PBM for every split of the others, which differ in
+    their last bits by the path that computed them): of those the smallest configurations are kept,
+    as :class:`_Best` reports the smallest, so the configuration reported does not depend on the
+    rounding when more than _MAX_CANDIDATES tie."""
 
     def __init__(self, count: int):
         self.top = np.full(count, -np.inf)
@@ -325,12 +329,15 @@ class _Candidates:
         batch_top = np.max(floats, axis=0)
         for order in np.nonzero(batch_top >= _cut(self.top))[0]:
             top = max(self.top[order], batch_top[order])
-            cut = _cut(top)
-            rows = np.nonzero(floats[:, order] >= cut)[0]
-            rows = rows[np.argsort(-floats[rows, order], kind="stable")[:_MAX_CANDIDATES]]
+            cut, tie = _cut(top), _tie_cut(top)
+            column = floats[:, order]
+            rows = np.nonzero(column >= cut)[0]
+            untied = rows[column[rows] < tie]
+            rows = np.concatenate([rows[column[rows] >= tie],
+                                   untied[np.argsort(-column[untied], kind="stable")[:_MAX_CANDIDATES]]])
             kept = [entry for entry in self.lists[order] if entry[0] >= cut]
-            kept += [(float(floats[row, order]), configuration_of(int(row))) for row in rows]
-            kept.sort(key=lambda entry: -entry[0])
+            kept += [(float(column[row]), configuration_of(int(row))) for row in rows]
+            kept.sort(key=lambda entry: (0, _configuration_key(entry[1])) if entry[0] >= tie else (1, -entry[0]))
             self.lists[order] = kept[:_MAX_CANDIDATES]
             self.top[order] = top
 
