@@ -12,6 +12,7 @@ import pytest
 import rdpcalc
 from rdpcalc import ParameterError
 from rdpcalc.mechanisms import QuantizedGaussian as QG
+from rdpcalc.numerics import FastEngine
 
 from .oracles import chi_square_p_value, qgauss_pmf_by_quadrature, sample_qgauss
 
@@ -182,3 +183,27 @@ def test_the_worst_pairs_numerical_premise_is_stated_wherever_it_is_used(capsys)
     assert premise in rdpcalc.account(mech, n=3, rounds=2, method="rdp")["per_round_curve"]
     rqm = rdpcalc.make_mechanism("rqm", c=1, delta=1, m=4, q="0.5")
     assert "numerical check" not in rdpcalc.divergence(rqm, alphas=[2])[0]["protocol"]
+
+
+@pytest.mark.parametrize("sigma, k, clip, n", [(1, 16, 1, 12), (0.2, 7, 2, 40)])
+def test_the_accountants_certified_curve_searches_only_at_the_certificates_orders(sigma, k, clip, n, monkeypatch):
+    """``certified_upper`` runs the (exhaustive) search at the few orders where the certificate is
+    computed, not at all 96 of the accountant's: a valid curve, above every value found, and no
+    looser than the search's own certified bound at any order (tighter between the computed orders
+    where the one-client bound is the smaller there: σ = 0.2)."""
+    from rdpcalc.privacy import rdp
+    from rdpcalc.worstcase import secagg
+
+    mech = rdpcalc.make_mechanism("qgauss", sigma=sigma, k=k, clip=clip)
+    orders = [*rdp.ORDERS, math.inf]
+    full = secagg.search(mech, n, orders, FastEngine())
+    asked = []
+    searched = secagg.search
+    monkeypatch.setattr(secagg, "search", lambda mech, n, alphas, *rest: asked.append(list(alphas)) or searched(
+        mech, n, alphas, *rest))
+    curve, text = secagg.certified_upper(mech, n, orders, FastEngine())
+    assert len(asked) == 1 and len(asked[0]) <= secagg.certificate.DIRECT_ORDERS and math.inf in asked[0]
+    assert text == full.certificate
+    for found, upper, bound in zip(full.values, full.upper, curve, strict=True):
+        assert found * (1 - 1e-12) <= bound <= upper * (1 + 1e-12)
+    assert all(a <= b for a, b in zip(curve, curve[1:]))  # non-decreasing in α, as the worst case

@@ -861,10 +861,20 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
                     budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], str]:
     """The certified upper bound on W_n(α) (what accounting needs). For a mechanism affine
     between breakpoints the search runs first: Theorem A refines its nodes until they are within
-    a tolerance of the value found (:mod:`rdpcalc.worstcase.certificate`)."""
+    a tolerance of the value found (:mod:`rdpcalc.worstcase.certificate`).
+
+    For a mechanism certified over its input interval (``UNIMODAL_IN_INPUT``, the quantized
+    Gaussian) the search is exhaustive over the breakpoints, so its value at an order does not
+    depend on the other orders asked: it runs only at the orders the certificate is computed at
+    (:func:`_certificate_orders`, where the certificate takes its targets), and the chords of
+    convexity bound the others, as they do in :func:`search`; the one-client bound is taken at
+    every order as there. The bound is the one :func:`search` gives, without screening every
+    sum at every order (at n = 1000 and 65 001 outputs, 500 sums × 96 orders: minutes)."""
     if n < 2:
         raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
+    if mechanism.OTHERS_FAMILY == "breakpoints" and mechanism.UNIMODAL_IN_INPUT:
+        return _interval_certified_upper(mechanism, n, alphas, engine, budget)
     if mechanism.OTHERS_FAMILY != "relaxed":  # the search checks its memory
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
@@ -873,6 +883,25 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     clients = [quick.client(mechanism, p) for p in points]
     bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget)
     return _non_decreasing_in_alpha(alphas, bound, np.full(len(alphas), -np.inf)), certificate
+
+
+def _interval_certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
+                              budget: int) -> tuple[list[float], str]:
+    """:func:`certified_upper` for a mechanism certified over its input interval: the search at the
+    certificate's orders, chords between them, the one-client bound at every order."""
+    texts = []
+
+    def searched(orders):
+        result = search(mechanism, n, orders, engine, budget)
+        texts.append(result.certificate)
+        return np.array(result.upper)
+
+    bound = _certificate_orders(searched, alphas)
+    quick = _screening_engine(engine)
+    points = mechanism.breakpoints()
+    clients = [quick.client(mechanism, p) for p in points]
+    one = _by_chords(lambda orders: _exhaustive_maximum(mechanism, quick, clients, points, orders, 0), alphas)
+    return _non_decreasing_in_alpha(alphas, np.minimum(bound, one), np.full(len(alphas), -np.inf)), texts[0]
 
 
 def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
