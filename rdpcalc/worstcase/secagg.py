@@ -1192,12 +1192,21 @@ def _exhaustive_maximum(mechanism, engine, clients, points, alphas, size: int, m
 
 def _pair_maximum(engine, first, second, alphas) -> tuple[np.ndarray, np.ndarray]:
     """Per order, the largest D_α over the rows, both directions, of (first‖second): screened,
-    and the rows within the tolerance of the top recomputed accurately. Also returns the
-    screened values per row (the larger direction)."""
+    and at each order the rows within the tolerance of that order's top recomputed accurately
+    (the orders with the same such rows together; each value is computed on its own row and
+    order, so this is the maximum over every row). Also returns the screened values per row
+    (the larger direction)."""
     screened = np.maximum(*engine.screen_both(first, second, alphas))
-    rows = sorted({int(row) for row in np.nonzero(np.any(screened >= _cut(np.max(screened, axis=0)), axis=1))[0]})
-    accurate = engine.divergences_both(engine.select(first, rows), engine.select(second, rows), alphas)
-    bound = np.max([np.array(values, dtype=float).reshape(len(rows), len(alphas)) for values in accurate], axis=(0, 1))
+    contenders = screened >= _cut(np.max(screened, axis=0))
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for order in range(len(alphas)):
+        groups.setdefault(tuple(int(row) for row in np.nonzero(contenders[:, order])[0]), []).append(order)
+    bound = np.full(len(alphas), -np.inf)
+    for rows, orders in groups.items():
+        accurate = engine.divergences_both(engine.select(first, list(rows)), engine.select(second, list(rows)),
+                                           [alphas[order] for order in orders])
+        bound[orders] = np.max([np.array(values, dtype=float).reshape(len(rows), len(orders))
+                                for values in accurate], axis=(0, 1))
     return bound, screened
 
 
