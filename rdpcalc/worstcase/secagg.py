@@ -868,8 +868,10 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     depend on the other orders asked: it runs only at the orders the certificate is computed at
     (:func:`_certificate_orders`, where the certificate takes its targets), and the chords of
     convexity bound the others, as they do in :func:`search`; the one-client bound is taken at
-    every order as there. The bound is the one :func:`search` gives, without screening every
-    sum at every order (at n = 1000 and 65 001 outputs, 500 sums × 96 orders: minutes)."""
+    every order as there. The bound is the one :func:`search` gives, or tighter where the
+    one-client bound is the smaller at a computed order (the chords of the minimum), without
+    screening every sum at every order (at n = 1000 and 65 001 outputs, 500 sums × 96 orders:
+    minutes)."""
     if n < 2:
         raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
