@@ -90,7 +90,8 @@ def test_the_kernels_maximum_does_not_depend_on_its_stripes_or_blocks(kinds):
                        np.zeros((size + 1, 4, kinds), dtype=np.int64))
             kernels._leaf_bounds(np.array([1.0]), np.ascontiguousarray(pmfs[list(exact)]), size,
                                  np.array([-1], dtype=np.int64), cascade.kernel_plan(component), residuals,
-                                 problem.kernel_pairs(), problem.kernel_orders(None), outputs, stripes, table_bytes)
+                                 problem.kernel_pairs(), problem.kernel_orders(None), outputs, trees.NO_PRUNING,
+                                 stripes, table_bytes)
             best, where, counts = outputs
             rows = np.argmax(best, axis=0)
             results.append((best.max(axis=0), where[rows, range(4)], counts[rows, range(4)]))
@@ -117,6 +118,82 @@ def test_theorem_a_is_above_the_exhaustive_maximum_for_every_split(seed):
             chosen = certificate.split(pmfs, exact, soft)
             bound = certificate.theorem_a(problem, chosen, np.full(len(ORDERS), -np.inf))
             assert np.all(bound >= truth * (1 - 1e-12)), (exact, bound, truth)
+
+
+def node_maxima(pmfs: np.ndarray, problem: certificate.Problem, exact: tuple[int, ...]) -> dict:
+    """Per node of a split with the exact group ``exact`` (its count vector over the group), the
+    largest value in the kernel's units ((α − 1)·D_α; KL and D_∞ as they are) over the node's
+    multisets of the others and both directions of ``problem``'s pairs, by brute force."""
+    out: dict = {}
+    for multiset in itertools.combinations_with_replacement(range(len(pmfs)), problem.others):
+        rest = np.array([1.0])
+        for kind in multiset:
+            rest = np.convolve(rest, pmfs[kind])
+        node = tuple(multiset.count(kind) for kind in exact)
+        for pair in problem.pairs:
+            for x, y in (pair, pair[::-1]):
+                p, q = list(np.convolve(pmfs[x], rest)), list(np.convolve(pmfs[y], rest))
+                values = [renyi_float(p, q, alpha) * (1 if alpha in (1, math.inf) else alpha - 1)
+                          for alpha in problem.alphas]
+                out[node] = np.maximum(out.get(node, -np.inf), values)
+    return out
+
+
+def node_row(node: tuple[int, ...], others: int) -> int:
+    return sum(count * (others + 1) ** i for i, count in enumerate(node))
+
+
+@pytest.mark.parametrize("mirrored", [False, True])
+def test_a_refinement_computes_only_the_nodes_its_coarser_split_leaves_open(mirrored):
+    """Theorem A on a finer split (its exact group a superset) given the coarser split's node
+    bounds, the targets at the true maximum: every node it records bounds that node's
+    brute-force maximum; some nodes are taken from the coarser split, others computed as without
+    it, some of them (the second pass) under coarser nodes within the targets; and the split's
+    bound is at or below the one every node computed gives, at or above the true maximum."""
+    rng = random.Random(900 + mirrored)
+    alphas = (1.0, 2.0, 10.0, math.inf)
+    if mirrored:
+        pmfs, mirror = mirrored_pmfs(rng, 6, 8, 0.9), (5, 4, 3, 2, 1, 0)
+        coarse, fine = (0, 5), (0, 1, 4, 5)
+        problem = certificate.Problem(pmfs, ((0, 4), (1, 5)), alphas, mirror, 6)
+    else:
+        pmfs, mirror = random_pmfs(rng, 5, 5), None
+        coarse, fine = (0, 4), (0, 1, 4)
+        problem = everything(pmfs, 6, alphas)
+    soft = lambda exact: [i for i in range(len(pmfs)) if i not in exact]  # noqa: E731
+    truth = node_maxima(pmfs, problem, fine)
+    largest = np.max(list(truth.values()), axis=0) / certificate._scale(alphas)
+    full, everyone = certificate.refined(problem, certificate.split(pmfs, fine, soft(fine)), largest)
+    _, coarser = certificate.refined(problem, certificate.split(pmfs, coarse, soft(coarse)), largest)
+    pruned, nodes = certificate.refined(problem, certificate.split(pmfs, fine, soft(fine)), largest, coarser=coarser)
+    within = coarser.at_most(problem.kernel_orders(largest)[-1])
+    taken = computed = second = 0
+    for node, value in truth.items():
+        row = nodes.bounds[node_row(node, problem.others)]
+        assert np.all(row >= value - 1e-12 * np.abs(value)), (node, row, value)
+        covering = node_row(tuple(node[fine.index(b)] for b in coarse), problem.others)
+        if np.array_equal(row, everyone.bounds[node_row(node, problem.others)]):
+            computed += 1
+            second += bool(within[covering])
+        else:
+            taken += np.array_equal(row, coarser.bounds[covering])
+    assert taken > 0 and computed > 0 and second > 0, (taken, computed, second)
+    assert np.all(pruned <= full)
+    assert np.all(pruned >= largest * (1 - 1e-12))
+
+
+def test_refinement_leaves_the_certificate_where_every_node_computed_puts_it(monkeypatch):
+    """RQM (c, 0.42) at n = 20, α = 2 and 10 (its classes refined by finer exact groups): the
+    certificate with the coarser splits' node bounds is at or below the one computing every node,
+    and at or above the value found."""
+    mech = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=16, q="0.42")
+    [two, ten] = rdpcalc.divergence(mech, n=20, alphas=[2, 10])
+    assert "per direction of a pair" in two["certificate"]
+    monkeypatch.setattr(certificate._Class, "coarser", lambda self, direction, exact: None)
+    monkeypatch.setattr(certificate, "_memory", Remembered(certificate._REMEMBERED))
+    [two_all, ten_all] = rdpcalc.divergence(mech, n=20, alphas=[2, 10])
+    for record, everywhere in ((two, two_all), (ten, ten_all)):
+        assert record["divergence"] <= record["certified_upper"] <= everywhere["certified_upper"]
 
 
 def brute_force_direction(pmfs: np.ndarray, others: int, alphas, x: int, y: int) -> np.ndarray:

@@ -28,12 +28,14 @@ from .. import resources
 #: the loops of these functions are compiled (each calls only the ones before it), and those of
 #: PARALLEL with prange run in parallel
 SERIAL = ("_power", "convolve_into", "_log_f_terms", "_combine", "_slot", "_leaf", "_space", "_width",
-          "_mirror_skipped", "_keep", "_subtree", "_times_power")
+          "_mirror_skipped", "_keep", "_covering", "_at_most", "_record", "_subtree", "_times_power")
 PARALLEL = ("_leaf_bounds",)
 prange = range  # numba.prange once compiled
 #: the most memory the rows of one block of parallel tasks take (:func:`_leaf_bounds`)
 TABLE_BYTES = 32 * 2**20
 _compiled = False
+#: :func:`_leaf_bounds`' ``prune`` without tables: no leaf skipped, none recorded
+NO_PRUNING = (np.zeros((0, 0)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros((0, 0)), 1)
 
 
 def kernels():
@@ -367,12 +369,57 @@ def _keep(task, bound, where, counts, out_best, out_pair, out_counts):
                 out_counts[task, o, a] = counts[a]
 
 
+def _covering(counts, prune):
+    """The row of ``prune``'s coarse table for the node of the coarser split that holds the leaf
+    ``counts``: Σ_i counts[positions[i]]·base^i, where ``prune`` = (coarse, positions, low, high,
+    fine, base); −1 without a coarse table."""
+    coarse, positions, _, _, _, base = prune
+    if coarse.shape[0] == 0:
+        return -1
+    key = 0
+    scale = 1
+    for i in range(positions.shape[0]):
+        key += counts[positions[i]] * scale
+        scale *= base
+    return key
+
+
+def _at_most(table, row, ceiling):
+    """Whether table[row] is at most ``ceiling`` at every order."""
+    for o in range(ceiling.shape[0]):
+        if not table[row, o] <= ceiling[o]:
+            return False
+    return True
+
+
+def _record(counts, mirror, prune, bound):
+    """``bound`` into the row Σ_a counts[a]·base^a of ``prune``'s fine table, and into its mirror
+    image's row (the same value) where ``mirror`` applies; without a fine table, nothing."""
+    _, _, _, _, fine, base = prune
+    if fine.shape[0] == 0:
+        return
+    key = 0
+    image = 0
+    for a in range(counts.shape[0]):
+        key += counts[a] * base**a
+        if mirror[0] >= 0:
+            image += counts[a] * base ** mirror[a]
+    for o in range(bound.shape[0]):
+        fine[key, o] = bound[o]
+        if mirror[0] >= 0:
+            fine[image, o] = bound[o]
+
+
 def _subtree(start, start_length, first_kind, rest, counts, kinds_pmfs, mirror, plan, residual, pairs, orders, task,
-             outputs, width):
+             outputs, width, prune):
     """Every multiset of ``rest`` more clients over the kinds ``first_kind`` … (a depth-first walk, each
     child adding one client of a kind at least its parent's last) added to the row ``start`` whose
     count vector is ``counts`` (changed during the walk, restored at its end): each leaf's bound
-    (:func:`_leaf`) kept per order into row ``task`` of ``outputs`` (:func:`_keep`)."""
+    (:func:`_leaf`) kept per order into row ``task`` of ``outputs`` (:func:`_keep`) and recorded in
+    ``prune``'s fine table (:func:`_record`). With a coarse table, a leaf whose coarser node's
+    bounds (its row, :func:`_covering`) exceed ``low`` at some order is skipped (a pass before
+    computed it), and one whose row is at most ``high`` at every order is not computed: that row
+    is recorded for it."""
     out_best, out_pair, out_counts = outputs
     kinds = kinds_pmfs.shape[0]
     taps = kinds_pmfs.shape[1]
@@ -391,8 +438,15 @@ def _subtree(start, start_length, first_kind, rest, counts, kinds_pmfs, mirror, 
     while True:
         if depth == rest:
             if not _mirror_skipped(counts, mirror):
-                _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
-                _keep(task, bound, where, counts, out_best, out_pair, out_counts)
+                row = _covering(counts, prune)
+                if row >= 0 and not _at_most(prune[0], row, prune[2]):
+                    pass
+                elif row >= 0 and _at_most(prune[0], row, prune[3]):
+                    _record(counts, mirror, prune, prune[0][row])
+                else:
+                    _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
+                    _keep(task, bound, where, counts, out_best, out_pair, out_counts)
+                    _record(counts, mirror, prune, bound)
         elif following < kinds:
             kind = following
             convolve_into(buffer[depth + 1], buffer[depth], lengths[depth], kinds_pmfs[kind], taps)
@@ -419,7 +473,7 @@ def _times_power(row, scratch, length, pmf, count):
     return length
 
 
-def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, stripes, table_bytes):
+def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, prune, stripes, table_bytes):
     """Every multiset of ``size`` clients over the kinds ``kinds_pmfs`` (rows root * their sum):
     per order, the largest bound over the leaves (:func:`_leaf`) into ``out_best[task]``, the pair
     attaining it (2·pair + direction) into ``out_pair[task]`` and that leaf's count vector into
@@ -427,6 +481,8 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
     come initialised: −inf, −1) and ``task`` is a row 0 … size; the caller takes the largest over
     the rows. With ``mirror[0] ≥ 0`` (``mirror`` maps each kind to its mirror image), a leaf whose
     mirrored count vector is smaller is skipped: the mirror configuration has the same value.
+    ``prune`` (:func:`_subtree`; :data:`NO_PRUNING`: no tables) skips the leaves whose node of a
+    coarser split is bounded enough already, and records every leaf's bound.
 
     The work runs in ``stripes`` parallel stripes, task t in stripe t mod ``stripes`` (a leaf's cost
     varies by orders of magnitude as its staircases escalate, and the costly leaves cluster near
@@ -448,7 +504,7 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
                 counts = np.zeros(kinds, np.int64)
                 counts[0] = c0
                 _subtree(row, length, 1, task, counts, kinds_pmfs, mirror, plan, residual, pairs, orders, task,
-                         outputs, width)
+                         outputs, width, prune)
         return
     out_best, out_pair, out_counts = outputs
     orders_count = out_best.shape[1]
@@ -493,7 +549,7 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
                 counts[0] = task_c0[t]
                 counts[1] = task_c1[t]
                 _subtree(table[t], table_lengths[t], 2, size - task_c0[t] - task_c1[t], counts, kinds_pmfs, mirror,
-                         plan, residual, pairs, orders, t, (best, pair, found), width)
+                         plan, residual, pairs, orders, t, (best, pair, found), width, prune)
         for t in range(tasks):  # into the row of c₁, the first of equal bounds kept
             for o in range(orders_count):
                 if best[t, o] > out_best[task_c1[t], o]:
@@ -504,9 +560,9 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
         c0 = end
 
 
-def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs):
+def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, prune=NO_PRUNING):
     """:func:`_leaf_bounds`, its tasks dealt round-robin to one stripe per thread the computation may
     use (:func:`rdpcalc.resources.threads`: one on a sweep's worker; numba's prange gives each thread
     a contiguous share, and one share can hold every costly leaf)."""
-    _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, resources.threads(),
+    _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, prune, resources.threads(),
                  TABLE_BYTES)

@@ -83,6 +83,21 @@ group needs no mirror images: three breakpoints where the class would need four,
 nodes at n = 40 against 61 705 (halved by the mirror) — the whole class's split is still tried
 when it is the cheaper, and the class keeps the smaller bound.
 
+*Refinement.* Where a finer split (exact group X′) follows a coarser one (X ⊆ X′) for the same
+pairs, or the coarser one bounds a class holding them (both directions of every member), the
+coarser nodes' bounds are reused (:func:`refined`). A finer node fixes the counts d′ of the
+others at the breakpoints of X′, so each of its multisets has the counts d′ restricted to X at
+X: it is a multiset of the coarser node d = d′|_X, whose bound B(d) bounds it (Theorem A holds
+node by node). Let B′ be the finer bounds computed and L the finer nodes left out: if every
+node in L lies in a coarser node with B(d) ≤ max B′ at every order, then max B′ bounds every
+multiset. The first pass computes the finer nodes under the coarser nodes above the targets
+at some order; the second, those under the other coarser nodes that are above, at some order,
+the first pass's maximum; L is the rest. A maximum over some of the finer nodes is never above
+the maximum over all of them, so reuse never loosens the split's bound (it tightens it where a
+node left out has a bound above its coarser node's); the work limit still counts every finer
+node, so which splits run does not change. For a mirror-symmetric class a node's bound is
+recorded for its mirror image as well (the same value).
+
 **Floating point.** The rows are sums of products of non-negative floats (no cancellation):
 an entry of a sum of n clients has relative error below n(m + 2)·2⁻⁵³ (the float pmfs are
 within 2⁻⁵² of the exact ones), F_α's terms (2α + 1) times that plus their own few roundings,
@@ -415,21 +430,25 @@ class Best:
     values: np.ndarray
     others: list
     pairs: list
+    raw: np.ndarray | None = None
 
 
 def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, residuals: tuple, component: np.ndarray,
-          targets: np.ndarray | None) -> Best:
+          targets: np.ndarray | None, prune: tuple | None = None) -> Best:
     """The kernel over every multiset of ``size`` clients of ``kinds``, each with the cascade's
-    staircases; the largest per order."""
+    staircases; the largest per order (``raw``: in the kernel's units, margins not added);
+    ``prune``: the kernel's tables (:func:`rdpcalc.numerics.trees._subtree`)."""
     orders = len(problem.alphas)
     best = np.full((size + 1, orders), -np.inf)
     where = np.full((size + 1, orders), -1, dtype=np.int64)
     counts = np.zeros((size + 1, orders, len(kinds)), dtype=np.int64)
     trees.kernels().leaf_bounds(np.array([1.0]), np.ascontiguousarray(problem.pmfs[list(kinds)]), size,
                       _mirror_of(kinds, problem.mirror), cascade.kernel_plan(component), residuals,
-                      problem.kernel_pairs(), problem.kernel_orders(targets), (best, where, counts))
+                      problem.kernel_pairs(), problem.kernel_orders(targets), (best, where, counts),
+                      trees.NO_PRUNING if prune is None else prune)
     task = np.argmax(best, axis=0)
-    values = best[task, range(orders)] / _scale(problem.alphas) + problem.margins()
+    scale, margins = _scale(problem.alphas), problem.margins()
+    values = best[task, range(orders)] / scale + margins
     others, pairs = [], []
     for order, chosen in enumerate(task):
         code = int(where[chosen, order])
@@ -438,7 +457,7 @@ def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, 
         full = np.zeros(len(problem.pmfs), dtype=np.int64)
         full[list(kinds)] = counts[chosen, order]
         others.append(full)
-    return Best(values, others, pairs)
+    return Best(values, others, pairs, best[task, range(orders)])
 
 
 def one_client(problem: Problem) -> np.ndarray:
@@ -470,15 +489,74 @@ def theorem_a(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS,
     """Theorem A over every k (or those in ``soft``) and every multiset of the exact group
     (module docstring): each node with the staircases of ``plans`` in turn until one is at most
     ``targets`` at every order (the smallest is kept); the largest bound per order."""
+    return refined(problem, chosen, targets, plans, soft, record=False)[0]
+
+
+@dataclass(frozen=True)
+class Nodes:
+    """A bound on every node of one split (module docstring, *Refinement*), in the kernel's units
+    (log F_α; KL and D_∞ as they are; margins not added): row Σ_i d_i·(N + 1)^i for the count
+    vector d over the exact group ``exact``, a column per order; +inf where none was recorded."""
+
+    exact: tuple[int, ...]
+    bounds: np.ndarray
+
+    def covers(self, exact: Sequence[int]) -> bool:
+        """Whether a split with the exact group ``exact`` is finer than this one's."""
+        return set(self.exact) <= set(exact)
+
+    def at_most(self, ceiling: np.ndarray) -> np.ndarray:
+        """Per row, whether its bounds are at most ``ceiling`` (kernel units) at every order."""
+        return np.all(self.bounds <= ceiling, axis=1)
+
+
+#: the most bytes of the bounds a split keeps per node for a finer one (:class:`Nodes`)
+NODES_BYTES = 2**26
+
+
+def refined(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS, soft: Sequence[int] | None = None,
+            coarser: Nodes | None = None, record: bool = True) -> tuple[np.ndarray, Nodes | None]:
+    """:func:`theorem_a` over the nodes that ``coarser``'s node bounds leave open (a split of the
+    same pairs, or of a class holding them, whose exact group is a subset of this one's: module
+    docstring, *Refinement*), and the bound of each of this split's nodes (None where not
+    ``record``ed, where ``soft`` leaves some k out, or where they would take more than
+    NODES_BYTES).
+
+    The first pass computes the nodes under a coarser node above the targets at some order; the
+    second, those under the other coarser nodes that are above, at some order, the largest
+    bound the first computed. Every node left out lies in a coarser node whose bound is at most
+    that, so the largest bound computed is the split's bound, never above the one every node
+    computed gives."""
     residuals = _residual_rows(chosen.residuals) if len(chosen.residuals) else _NO_RESIDUALS
-    best = np.full(len(problem.alphas), -np.inf)
+    orders = len(problem.alphas)
+    base = problem.others + 1
+    rows = base ** len(chosen.exact)
+    keep = record and soft is None and bool(chosen.exact) and rows * orders * 8 <= NODES_BYTES
+    fine = np.full((rows, orders) if keep else (0, 0), np.inf)
     if not chosen.exact:  # every other client soft: one node
         soft = [problem.others]
-    for k in range(problem.others + 1) if soft is None else soft:
-        found = _tree(problem, chosen.exact, problem.others - k, _Cascade.make(k, chosen.share, plans), residuals,
-                      chosen.component, targets)
-        best = np.maximum(best, found.values)
-    return best
+    ks = list(range(problem.others + 1) if soft is None else soft)
+    cascades = [_Cascade.make(k, chosen.share, plans) for k in ks]
+    best = np.full(orders, -np.inf)
+    raw = best.copy()
+
+    def run(prune):
+        nonlocal best, raw
+        for k, cascade in zip(ks, cascades):
+            found = _tree(problem, chosen.exact, problem.others - k, cascade, residuals, chosen.component, targets,
+                          (*prune, fine, base))
+            best = np.maximum(best, found.values)
+            raw = np.maximum(raw, found.raw)
+
+    if coarser is None:
+        run(trees.NO_PRUNING[:4])
+    else:
+        positions = np.array([chosen.exact.index(b) for b in coarser.exact], dtype=np.int64)
+        wanted = problem.kernel_orders(targets)[-1]
+        run((coarser.bounds, positions, np.full(orders, np.inf), wanted))
+        if np.any(coarser.at_most(wanted) & ~coarser.at_most(raw)):
+            run((coarser.bounds, positions, wanted, raw.copy()))
+    return best, (Nodes(chosen.exact, fine) if keep else None)
 
 
 #: staircases without residuals, for a soft group whose residuals are not enumerable (a continuum)
@@ -683,9 +761,16 @@ class _Class:
         self.whole = np.full(orders, math.inf)
         self.pairs = directions(members, mirror)
         self.directed = np.full((len(self.pairs), orders), math.inf)
+        self.nodes: list[tuple[int, Nodes]] = []  # (direction, or −1 for the whole class; its splits' node bounds)
 
     def bound(self) -> np.ndarray:
         return np.minimum(self.whole, np.max(self.directed, axis=0))
+
+    def coarser(self, direction: int, exact: Sequence[int]) -> Nodes | None:
+        """The node bounds of the finest split computed for the whole class, or for ``direction``
+        (≥ 0), that a split with the exact group ``exact`` refines (None: none)."""
+        usable = [table for d, table in self.nodes if (d == -1 or d == direction) and table.covers(exact)]
+        return max(usable, key=lambda table: len(table.exact), default=None)
 
 
 def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
@@ -743,13 +828,17 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
             continue
         work += cost
         plans = PLANS if chosen.exact else PLANS_WITHOUT_RESIDUALS
+        coarser = entry.coarser(direction, chosen.exact)
         if direction < 0:
-            entry.whole = np.minimum(entry.whole, theorem_a(sub.with_pairs(entry.members), chosen, targets, plans))
+            bound, table = refined(sub.with_pairs(entry.members), chosen, targets, plans, coarser=coarser)
+            entry.whole = np.minimum(entry.whole, bound)
         else:
             directed = Problem(problem.pmfs, (entry.pairs[direction],), tuple(alphas), None, problem.clients,
                                directed=True)
-            entry.directed[direction] = np.minimum(entry.directed[direction],
-                                                   theorem_a(directed, chosen, targets, plans))
+            bound, table = refined(directed, chosen, targets, plans, coarser=coarser)
+            entry.directed[direction] = np.minimum(entry.directed[direction], bound)
+        if table is not None:
+            entry.nodes.append((direction, table))
         used.setdefault(chosen.exact, (chosen, direction >= 0))
         if within(entry.bound()):
             settled += 1
