@@ -439,14 +439,13 @@ def _subtree(start, start_length, first_kind, rest, counts, kinds_pmfs, mirror, 
         if depth == rest:
             if not _mirror_skipped(counts, mirror):
                 row = _covering(counts, prune)
-                if row >= 0 and not _at_most(prune[0], row, prune[2]):
-                    pass
-                elif row >= 0 and _at_most(prune[0], row, prune[3]):
-                    _record(counts, mirror, prune, prune[0][row])
-                else:
-                    _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
-                    _keep(task, bound, where, counts, out_best, out_pair, out_counts)
-                    _record(counts, mirror, prune, bound)
+                if row < 0 or _at_most(prune[0], row, prune[2]):  # not computed by an earlier pass
+                    if row >= 0 and _at_most(prune[0], row, prune[3]):
+                        _record(counts, mirror, prune, prune[0][row])
+                    else:
+                        _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
+                        _keep(task, bound, where, counts, out_best, out_pair, out_counts)
+                        _record(counts, mirror, prune, bound)
         elif following < kinds:
             kind = following
             convolve_into(buffer[depth + 1], buffer[depth], lengths[depth], kinds_pmfs[kind], taps)
