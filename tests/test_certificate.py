@@ -163,9 +163,11 @@ def test_a_refinement_computes_only_the_nodes_its_coarser_split_leaves_open(mirr
     soft = lambda exact: [i for i in range(len(pmfs)) if i not in exact]  # noqa: E731
     truth = node_maxima(pmfs, problem, fine)
     largest = np.max(list(truth.values()), axis=0) / certificate._scale(alphas)
-    full, everyone = certificate.refined(problem, certificate.split(pmfs, fine, soft(fine)), largest)
-    _, coarser = certificate.refined(problem, certificate.split(pmfs, coarse, soft(coarse)), largest)
-    pruned, nodes = certificate.refined(problem, certificate.split(pmfs, fine, soft(fine)), largest, coarser=coarser)
+    room = certificate.NODES_BYTES
+    full, everyone = certificate.refined(problem, certificate.split(pmfs, fine, soft(fine)), largest, room=room)
+    _, coarser = certificate.refined(problem, certificate.split(pmfs, coarse, soft(coarse)), largest, room=room)
+    pruned, nodes = certificate.refined(problem, certificate.split(pmfs, fine, soft(fine)), largest, coarser=coarser,
+                                        room=room)
     within = coarser.at_most(problem.kernel_orders(largest)[-1])
     taken = computed = second = 0
     for node, value in truth.items():

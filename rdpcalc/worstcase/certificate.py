@@ -96,7 +96,8 @@ the first pass's maximum; L is the rest. A maximum over some of the finer nodes 
 the maximum over all of them, so reuse never loosens the split's bound (it tightens it where a
 node left out has a bound above its coarser node's); the work limit still counts every finer
 node, so which splits run does not change. For a mirror-symmetric class a node's bound is
-recorded for its mirror image as well (the same value).
+recorded for its mirror image as well (the same value). The node bounds are kept while their
+class is open, NODES_BYTES in all; a split with none to reuse computes every node.
 
 **Floating point.** The rows are sums of products of non-negative floats (no cancellation):
 an entry of a sum of n clients has relative error below n(m + 2)·2⁻⁵³ (the float pmfs are
@@ -434,7 +435,7 @@ class Best:
 
 
 def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, residuals: tuple, component: np.ndarray,
-          targets: np.ndarray | None, prune: tuple | None = None) -> Best:
+          targets: np.ndarray | None, prune: tuple = trees.NO_PRUNING) -> Best:
     """The kernel over every multiset of ``size`` clients of ``kinds``, each with the cascade's
     staircases; the largest per order (``raw``: in the kernel's units, margins not added);
     ``prune``: the kernel's tables (:func:`rdpcalc.numerics.trees._subtree`)."""
@@ -444,8 +445,7 @@ def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, 
     counts = np.zeros((size + 1, orders, len(kinds)), dtype=np.int64)
     trees.kernels().leaf_bounds(np.array([1.0]), np.ascontiguousarray(problem.pmfs[list(kinds)]), size,
                       _mirror_of(kinds, problem.mirror), cascade.kernel_plan(component), residuals,
-                      problem.kernel_pairs(), problem.kernel_orders(targets), (best, where, counts),
-                      trees.NO_PRUNING if prune is None else prune)
+                      problem.kernel_pairs(), problem.kernel_orders(targets), (best, where, counts), prune)
     task = np.argmax(best, axis=0)
     scale, margins = _scale(problem.alphas), problem.margins()
     values = best[task, range(orders)] / scale + margins
@@ -489,7 +489,7 @@ def theorem_a(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS,
     """Theorem A over every k (or those in ``soft``) and every multiset of the exact group
     (module docstring): each node with the staircases of ``plans`` in turn until one is at most
     ``targets`` at every order (the smallest is kept); the largest bound per order."""
-    return refined(problem, chosen, targets, plans, soft, record=False)[0]
+    return refined(problem, chosen, targets, plans, soft)[0]
 
 
 @dataclass(frozen=True)
@@ -510,17 +510,16 @@ class Nodes:
         return np.all(self.bounds <= ceiling, axis=1)
 
 
-#: the most bytes of the bounds a split keeps per node for a finer one (:class:`Nodes`)
+#: the most bytes the node bounds kept for finer splits (:class:`Nodes`) take together, in one certificate
 NODES_BYTES = 2**26
 
 
 def refined(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS, soft: Sequence[int] | None = None,
-            coarser: Nodes | None = None, record: bool = True) -> tuple[np.ndarray, Nodes | None]:
+            coarser: Nodes | None = None, room: int = 0) -> tuple[np.ndarray, Nodes | None]:
     """:func:`theorem_a` over the nodes that ``coarser``'s node bounds leave open (a split of the
     same pairs, or of a class holding them, whose exact group is a subset of this one's: module
-    docstring, *Refinement*), and the bound of each of this split's nodes (None where not
-    ``record``ed, where ``soft`` leaves some k out, or where they would take more than
-    NODES_BYTES).
+    docstring, *Refinement*), and the bound of each of this split's nodes (None where ``soft``
+    leaves some k out, or where they would take more than ``room`` bytes).
 
     The first pass computes the nodes under a coarser node above the targets at some order; the
     second, those under the other coarser nodes that are above, at some order, the largest
@@ -531,7 +530,7 @@ def refined(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS, s
     orders = len(problem.alphas)
     base = problem.others + 1
     rows = base ** len(chosen.exact)
-    keep = record and soft is None and bool(chosen.exact) and rows * orders * 8 <= NODES_BYTES
+    keep = soft is None and bool(chosen.exact) and rows * orders * 8 <= room
     fine = np.full((rows, orders) if keep else (0, 0), np.inf)
     if not chosen.exact:  # every other client soft: one node
         soft = [problem.others]
@@ -808,6 +807,7 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     used: dict[tuple[int, ...], tuple[Split, bool]] = {}
     unaffordable = math.inf  # the cheapest option a class still needed that did not fit the work limit
     settled = 0
+    held = 0  # bytes of the node bounds the unsettled classes keep for finer splits (at most NODES_BYTES)
 
     def within(values):
         return bool(np.all(values <= settled_below))
@@ -830,17 +830,21 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
         plans = PLANS if chosen.exact else PLANS_WITHOUT_RESIDUALS
         coarser = entry.coarser(direction, chosen.exact)
         if direction < 0:
-            bound, table = refined(sub.with_pairs(entry.members), chosen, targets, plans, coarser=coarser)
+            bound, table = refined(sub.with_pairs(entry.members), chosen, targets, plans, coarser=coarser,
+                                   room=NODES_BYTES - held)
             entry.whole = np.minimum(entry.whole, bound)
         else:
             directed = Problem(problem.pmfs, (entry.pairs[direction],), tuple(alphas), None, problem.clients,
                                directed=True)
-            bound, table = refined(directed, chosen, targets, plans, coarser=coarser)
+            bound, table = refined(directed, chosen, targets, plans, coarser=coarser, room=NODES_BYTES - held)
             entry.directed[direction] = np.minimum(entry.directed[direction], bound)
         if table is not None:
             entry.nodes.append((direction, table))
+            held += table.bounds.nbytes
         used.setdefault(chosen.exact, (chosen, direction >= 0))
-        if within(entry.bound()):
+        if within(entry.bound()):  # no finer split follows: its node bounds are let go
+            held -= sum(table.bounds.nbytes for _, table in entry.nodes)
+            entry.nodes.clear()
             settled += 1
             if progress is not None:
                 progress(settled / len(classes))
