@@ -130,6 +130,20 @@ def test_smaller_of_two_bounds_takes_the_minimum_and_extends_each():
     assert merged.values[-1] == min(0.5, wide.values[-1])
 
 
+def test_self_convolve_range_is_dp_accountings_truncation_range():
+    from dp_accounting.pld import common
+
+    rng = np.random.default_rng(11)
+    shapes = [rng.random(7), rng.random(3000) ** 8, np.exp(-0.5 * np.linspace(-9, 9, 20001) ** 2), np.ones(1)]
+    residue = rng.random(500)
+    residue[::7] = -1e-18  # an FFT's negative rounding residue
+    for probs in [*shapes, residue]:
+        probs = probs / probs.sum()
+        for count in (1, 2, 16, 977, 2000, 10**5):
+            expected = common.compute_self_convolve_bounds(probs, count, pld.TAIL_MASS_TRUNCATION)
+            assert pld.self_convolve_range(probs, count) == expected, (len(probs), count)
+
+
 @pytest.mark.parametrize("sigma, rate, rounds", [(1.1, 0.01, 1000), (2.0, 1.0, 100), (0.8, 0.05, 200)])
 def test_gaussian_event_against_dp_accounting_pld_and_rdp(sigma, rate, rounds):
     import dp_accounting

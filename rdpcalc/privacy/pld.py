@@ -423,19 +423,49 @@ def grid_step(pld) -> float:
 
 def _composed_points(pld, count: int) -> int:
     """The grid points of the FFT that ``count`` self-compositions would use (dp-accounting's own
-    Chernoff truncation bounds)."""
-    from dp_accounting.pld import common  # dp-accounting: start-up time
-
+    Chernoff truncation bounds: :func:`self_convolve_range`)."""
     sizes = []
     for pmf in _pmfs(pld):
         probs = pmf.to_dense_pmf()._probs  # noqa: SLF001
         if len(probs) == 0:
             sizes.append(1)
             continue
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            low, high = common.compute_self_convolve_bounds(probs, count, TAIL_MASS_TRUNCATION)
+        low, high = self_convolve_range(probs, count)
         sizes.append(high - low + 1)
     return max(sizes)
+
+
+#: the orders of dp-accounting's truncation bounds, times the pmf's length (``compute_self_convolve_bounds``)
+CHERNOFF_ORDERS = (*range(-20, 0), *range(1, 21))
+
+
+def self_convolve_range(probs: np.ndarray, count: int) -> tuple[int, int]:
+    """The index range [low, high] that dp-accounting keeps of ``count`` self-convolutions of
+    ``probs`` (``dp_accounting.pld.common.compute_self_convolve_bounds`` with TAIL_MASS_TRUNCATION
+    τ and its orders t = k/L, k = ±1 … ±20, L = len(probs)): by the Chernoff bound, the sum S of
+    ``count`` draws of the index has P(S ≥ s) ≤ M(t)^count·e^{−ts} for t > 0 (and the mirror
+    bound for t < 0), M(t) = Σ_i p_i e^{ti}; s = (count·log M(t) + log(2/τ))/t leaves at most τ/2
+    above (below) it. The smallest such s over the orders, rounded up, is ``high``; the largest
+    for t < 0, rounded down, is ``low``.
+
+    The same values as dp-accounting's, an order of magnitude faster: |t·i| < 20, so M(t) is a
+    plain dot product with e^{ti} (no overflow, no log-sum-exp shift). Orders where M(t) is not
+    positive and finite (a negative rounding residue of an FFT) are skipped, as there."""
+    size = len(probs)
+    low, high = 0, (size - 1) * count
+    indices = np.arange(size)
+    spread = math.log(2 / TAIL_MASS_TRUNCATION)
+    for k in CHERNOFF_ORDERS:
+        order = k / size
+        moment = float(np.dot(np.exp(indices * order), probs))
+        if not (0 < moment < math.inf):
+            continue
+        bound = (count * math.log(moment) + spread) / order
+        if order > 0:
+            high = min(high, math.ceil(bound))
+        else:
+            low = max(low, math.floor(bound))
+    return low, high
 
 
 def coarsen(pld, factor: int):
