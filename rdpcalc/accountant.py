@@ -633,7 +633,8 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase.secagg`): ``per_round`` =
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
     where the search is exhaustive), ``found`` the largest value the search found, a lower
-    bound of the worst case and so *not* a guarantee."""
+    bound of the worst case and so *not* a guarantee (the certificate, not used, is not
+    computed)."""
     PER_ROUND_CURVE.convert(per_round)
     clients_in_sum = 1 if observer == "local" else n
     orders = [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
@@ -650,12 +651,18 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
                                                         make_engine(engine, dps, clients_in_sum, mechanism.modulus))
         text = f"certified upper bound of the worst case ({certificate})"
     else:
-        records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
-        values = [r["divergence"] for r in records]
-        exhaustive = all(r["search"] == "exhaustive" and r["certified_upper"] == r["divergence"] for r in records)
+        if clients_in_sum > 1 and not tails.has_tails(mechanism):  # the search alone: no certificate is used
+            found = secagg.search(mechanism, clients_in_sum, orders,
+                                  make_engine(engine, dps, clients_in_sum, mechanism.modulus), certify=False)
+            values, uppers, search = found.values, found.upper, found.search
+        else:
+            records = divergence(mechanism, n=clients_in_sum, alphas=orders, engine=engine, dps=dps)
+            values = [r["divergence"] for r in records]
+            uppers, search = [r["certified_upper"] for r in records], records[0]["search"]
+        exhaustive = search == "exhaustive" and uppers == values
         text = ("the exact worst case (one client)" if clients_in_sum == 1
-                else f"the exact worst case (search: {records[0]['search']})" if exhaustive
-                else f"the largest value found by the search ({records[0]['search']}): a lower bound of the worst "
+                else f"the exact worst case (search: {search})" if exhaustive
+                else f"the largest value found by the search ({search}): a lower bound of the worst "
                      "case, NOT a guarantee")
     if mechanism.WORST_PAIR_PREMISE:
         text += f"; {mechanism.WORST_PAIR_PREMISE}"

@@ -187,6 +187,22 @@ def test_certified_upper_bounds_the_value_and_equals_it_when_exhaustive(n):
                 assert upper <= value * (1 + 1e-12) + 1e-14
 
 
+@pytest.mark.parametrize("budget", [20, secagg.MAX_BUDGET])
+def test_a_search_without_its_certificate_finds_the_same_and_bounds_nothing(budget):
+    """``certify=False`` (callers that use only the configurations found) leaves the values and
+    configurations as they are; the bound is +inf where the certificate would have given it, and
+    the exhaustive enumeration's own where the search is exhaustive."""
+    mech = rqm("1", "1", 5, "1/3")
+    alphas = [1, 2, 10, math.inf]
+    certified = secagg.search(mech, 7, alphas, make_engine("fast"), budget=budget)
+    bare = secagg.search(mech, 7, alphas, make_engine("fast"), budget=budget, certify=False)
+    assert (bare.values, bare.attained, bare.search) == (certified.values, certified.attained, certified.search)
+    if certified.search == "exhaustive":
+        assert bare.upper == certified.upper
+    else:
+        assert certified.search == "two-group+ascent" and all(math.isfinite(u) for u in certified.upper)
+        assert bare.upper == [math.inf] * len(alphas) and "not computed" in bare.certificate
+
 def test_certified_upper_bounds_the_exhaustive_value_at_larger_n():
     """The certificate without the enumeration (Theorem A, Theorem B at ∞) bounds the
     exhaustive maximum."""

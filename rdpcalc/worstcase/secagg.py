@@ -568,12 +568,14 @@ def _mean_gain(candidates: np.ndarray, current: np.ndarray) -> np.ndarray:
 
 def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget: int = EXHAUSTIVE_BUDGET,
            progress: Callable[[int, int], None] | None = None, memo: dict | None = None,
-           certify_within: float = certificate.TOLERANCE) -> SearchResult:
+           certify_within: float = certificate.TOLERANCE, certify: bool = True) -> SearchResult:
     """W_n(α) for each order: the largest value found, its configuration, and a certified upper
     bound (see the module docstring). ``memo``: a dict shared by the calls of a sweep over n
     (same mechanism, engine and orders), which reuse what the previous n found.
     ``certify_within``: Theorem A refines each node until it is within this relative distance
-    of the value found (0: until it is at most the value found, or its staircases run out)."""
+    of the value found (0: until it is at most the value found, or its staircases run out).
+    ``certify`` False: for callers that use only what the search found, the certificate is not
+    computed where the search is not exhaustive (the upper bound is then +inf, and says so)."""
     if n < 2:
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
@@ -625,6 +627,8 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
                 "of the configurations found")
     elif search_name == "exhaustive":
         upper, text = best.values, "exhaustive: equal to the value"
+    elif not certify:
+        upper, text = np.full(len(alphas), math.inf), "not computed (the search's values only)"
     else:
         bound, text = _sweep_certificate(memo, mechanism, n, alphas, lambda: _certificate(
             mechanism, n, alphas, quick, clients, points, budget, mixture, memo, best.values,
