@@ -102,6 +102,32 @@ def test_the_kernels_maximum_does_not_depend_on_its_stripes_or_blocks(kinds):
             assert np.array_equal(pairs, results[0][1]) and np.array_equal(count_vectors, results[0][2])
 
 
+def test_the_leaf_terms_of_one_direction_are_those_of_both_and_the_backward_is_the_swapped_forward():
+    """A directed problem's kernel skips the backward sums: its forward values are those computed
+    with both directions, to the bit, its backward +inf (never a false bound); and with both,
+    the backward direction is the forward one of the rows swapped — with entries that underflowed
+    in one row only (bounded through ρ)."""
+    kernels = trees.kernels()
+    rng = np.random.default_rng(3)
+    tx, ty = rng.random(40), rng.random(40)
+    tx[5], ty[9] = 0.0, 0.0
+    ty *= tx.sum() / ty.sum()
+    alphas = np.array([1.0, 1.05, 1.25, 3.0, math.inf])
+    codes, roots, powers = trees.order_codes(alphas)
+    rho = (float(np.max(tx[ty > 0] / ty[ty > 0])) * 2, float(np.max(ty[tx > 0] / tx[tx > 0])) * 2)
+
+    def terms(a, b, rho_ab, rho_ba, both):
+        forward, backward = np.zeros(5), np.zeros(5)
+        kernels._log_f_terms(a, b, 40, alphas, codes, roots, powers, rho_ab, rho_ba, both, forward, backward)
+        return forward, backward
+
+    forward, backward = terms(tx, ty, *rho, True)
+    alone, unused = terms(tx, ty, *rho, False)
+    swapped, _ = terms(ty, tx, rho[1], rho[0], True)
+    assert np.array_equal(alone, forward) and np.all(unused == np.inf)
+    assert np.all(np.isfinite(forward)) and backward == pytest.approx(swapped, rel=1e-13)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_theorem_a_is_above_the_exhaustive_maximum_for_every_split(seed):
     """Random pmfs (not even a mechanism's), every split of them into exact and soft groups,

@@ -109,8 +109,10 @@ def convolve_into(out, a, length_a, b, length_b):
                 out[i + j] += a[i] * weight
 
 
-def _log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_backward, out_forward, out_backward):
-    """For each order, both directions between the rows ``tx`` and ``ty`` (same mass Z):
+def _log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_backward, both, out_forward,
+                 out_backward):
+    """For each order, both directions between the rows ``tx`` and ``ty`` (same mass Z), or the
+    forward one only where ``both`` is False (``out_backward`` is then +inf):
     log F_α = log Σ tx^α ty^{1−α} − log Z (α > 1), KL = Σ (tx log(tx/ty) − tx + ty) / Z (each
     term ≥ 0), D_∞ = max log(tx/ty). An entry where one row underflowed to 0 and the other did
     not (both are positive in exact arithmetic) adds its largest possible term, tx·ρ^{α−1} with
@@ -146,7 +148,8 @@ def _log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_
         if a > 0.0 and b > 0.0:
             ratio = a / b
             largest_forward = max(largest_forward, ratio)
-            largest_backward = max(largest_backward, b / a)
+            if both:
+                largest_backward = max(largest_backward, b / a)
             log_ratio = math.log(ratio) if logs else 0.0
             chain[0] = ratio
             for k in range(1, deepest + 1):
@@ -156,14 +159,17 @@ def _log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_
                 if code == POWER:
                     factor = _power(chain[roots[o]], powers[o])
                     sums_forward[o] += a * factor
-                    sums_backward[o] += b / factor
+                    if both:
+                        sums_backward[o] += b / factor
                 elif code == KL:
                     sums_forward[o] += a * log_ratio - a + b
-                    sums_backward[o] += -b * log_ratio - b + a
+                    if both:
+                        sums_backward[o] += -b * log_ratio - b + a
                 elif code == GENERAL:
                     factor = math.exp((alphas[o] - 1.0) * log_ratio)
                     sums_forward[o] += a * factor
-                    sums_backward[o] += b / factor
+                    if both:
+                        sums_backward[o] += b / factor
     for o in range(orders):
         code = codes[o]
         alpha = alphas[o]
@@ -209,7 +215,9 @@ def _log_f_terms(tx, ty, length, alphas, codes, roots, powers, rho_forward, rho_
             out_backward[o] = math.log(backward) if backward > 0 else -np.inf
         else:
             out_forward[o] = math.log(forward) - log_mass
-            out_backward[o] = math.log(backward) - log_mass
+            out_backward[o] = math.log(backward) - log_mass if both else np.inf
+        if not both:  # not computed
+            out_backward[o] = np.inf
 
 
 def _combine(log_weights, slot_values, slots_of_j, alpha, code):
@@ -243,7 +251,7 @@ def _slot(s, chained, lengths, slot_position, slot_set, residual, pairs, orders,
     """log F_α (KL) of every pair and direction at slot ``s``: its chain row, times each residual
     row of its set (the largest over them), into values[s]."""
     residuals, residual_lengths, set_start = residual
-    totals_pmfs, pair_first, pair_second, rho, _ = pairs
+    totals_pmfs, pair_first, pair_second, rho, directions = pairs
     alphas, codes, roots, powers, targets = orders
     taps = totals_pmfs.shape[1]
     p = slot_position[s]
@@ -264,7 +272,7 @@ def _slot(s, chained, lengths, slot_position, slot_set, residual, pairs, orders,
             convolve_into(totals[kind], source, size, totals_pmfs[kind], taps)
         for pair in range(pair_first.shape[0]):
             _log_f_terms(totals[pair_first[pair]], totals[pair_second[pair]], size + taps - 1, alphas, codes, roots,
-                        powers, rho[pair, 0], rho[pair, 1], forward, backward)
+                        powers, rho[pair, 0], rho[pair, 1], directions == 2, forward, backward)
             for o in range(alphas.shape[0]):
                 values[s, pair, 0, o] = max(values[s, pair, 0, o], forward[o])
                 values[s, pair, 1, o] = max(values[s, pair, 1, o], backward[o])
