@@ -251,7 +251,7 @@ def _windowed_at(mechanism: Mechanism, n: int, alpha: float, lp, lq, worst: bool
     """The windowed value at ``alpha`` (KL's proxy order): the family's maximum when ``worst``,
     else the configuration's own (both directions for one client)."""
     if worst and n > 1:
-        return secagg.search(mechanism, n, [alpha], FastEngine(mechanism.modulus), certify=False).values[0]
+        return secagg.search(mechanism, n, [alpha], FastEngine(mechanism.modulus)).values[0]
     if worst:
         return _single_worst_wrapped(mechanism, alpha)
     return float(fast.renyi_divergences(lp, lq, np.array([alpha]))[0])
