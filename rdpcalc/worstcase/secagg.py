@@ -620,11 +620,7 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     stages.report("accurate", 1)
 
     if compiled:
-        upper = np.maximum(enumerated, best.values)
-        text = ("exhaustive: every multiset of the others (equal to the value up to rounding)" if closed else
-                f"exhaustive at {_CERTIFICATE_ORDERS} orders spread over [1, {certificate.LARGEST_ORDER:g}] and at ∞, "
-                "chords in between (convexity of (α − 1)D_α), D_∞ above; the value at the other orders is the best "
-                "of the configurations found")
+        upper, text = np.maximum(enumerated, best.values), _enumerated_text(closed)
     elif search_name == "exhaustive":
         upper, text = best.values, "exhaustive: equal to the value"
     elif not certify:
@@ -664,6 +660,14 @@ def _enumerated_closed(alphas: list[float]) -> bool:
     _CERTIFICATE_ORDERS finite orders, none above certificate.LARGEST_ORDER)."""
     finite = {a for a in alphas if a != math.inf}
     return len(finite) <= _CERTIFICATE_ORDERS and all(a <= certificate.LARGEST_ORDER for a in finite)
+
+
+def _enumerated_text(closed: bool) -> str:
+    """What the compiled enumeration certifies: every order asked (``closed``), or the orders it ran at."""
+    return ("exhaustive: every multiset of the others (equal to the value up to rounding)" if closed else
+            f"exhaustive at {_CERTIFICATE_ORDERS} orders spread over [1, {certificate.LARGEST_ORDER:g}] and at ∞, "
+            "chords in between (convexity of (α − 1)D_α), D_∞ above; the value at the other orders is the best "
+            "of the configurations found")
 
 
 def _enumerated(mechanism: Mechanism, n: int, alphas: list[float], quick, clients, points, budget: int):
