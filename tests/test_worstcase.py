@@ -9,6 +9,7 @@ import random
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pytest
 
 import rdpcalc
@@ -480,3 +481,60 @@ def test_progress_moves_during_the_certificate():
     assert counts == sorted(counts) and counts[-1] == total
     start = total - secagg.CERTIFICATE_STEPS
     assert any(start < done < total for done in counts), counts
+
+
+@pytest.mark.parametrize("trials,rows,loss", [(116, 20, 0.0), (117, 20, 0.0), (5000, 40, 0.0), (4999, 30, 0.01),
+                                              (64935, 2000, 0.0025)])
+def test_the_mirrored_relaxed_grid_covers_every_split(trials, rows, loss):
+    """Every split t ∈ [0, T] lies in a block [t₀, t₀ + w] of a t₀ evaluated or of its mirror
+    image K − t₀, and the evaluated t₀ are at most K/2: half the rows of the plain grid."""
+    mech = rdpcalc.make_mechanism("pbm", c="1", theta="0.25", trials=1)
+    family = secagg.RelaxedFamily.of(mech, trials + 1, make_engine("fast"), rows, loss)
+    assert family.mirrored and family.step >= math.ceil(trials / rows) > 1
+    assert family.step == max(math.ceil(trials / rows), math.floor(loss * (trials + 1) / (1 + loss)))
+    starts = set(family.splits()) | {family.kept - t for t in family.splits()}
+    assert all(2 * t <= family.kept for t in family.splits()) and min(starts) >= 0 and max(starts) <= family.kept
+    assert all(any(t0 <= t <= t0 + family.step for t0 in starts) for t in range(trials + 1))
+    plain = secagg.RelaxedFamily(family.high, family.low, 1, trials, family.step).splits()
+    assert len(family.splits()) <= len(plain) // 2 + 2
+
+
+def _relaxed_oracle(theta: float, trials: int, kept: int, starts, alpha: float) -> float:
+    """max over t₀ in ``starts`` and both directions of D_α between client 1's ``trials`` at
+    p(∓c) on top of t₀ of ``kept`` trials at p(c) and the rest at p(−c): numpy convolutions
+    of binomial pmfs."""
+    def binomial(count, p):
+        return np.array([math.comb(count, i) * p**i * (1 - p) ** (count - i) for i in range(count + 1)])
+
+    high, low = 0.5 + theta, 0.5 - theta
+    best = -math.inf
+    for t in starts:
+        rest = np.convolve(binomial(t, high), binomial(kept - t, low))
+        p, q = np.convolve(binomial(trials, low), rest), np.convolve(binomial(trials, high), rest)
+        for a, b in ((p, q), (q, p)):
+            best = max(best, math.log(np.sum(a**alpha * b ** (1 - alpha))) / (alpha - 1))
+    return best
+
+
+@pytest.mark.parametrize("n,trials,theta", [(30, 4, "1/4"), (23, 3, "1/10")])
+def test_the_mirrored_relaxed_bound_is_the_whole_grids_and_bounds_every_split(monkeypatch, n, trials, theta):
+    """In steps (RELAXED_ROWS lowered), PBM's relaxed bound from one t₀ of each mirror pair is
+    the maximum over the whole grid (both halves: a numpy oracle), at least the maximum over
+    every split, and a tolerance widens the steps while staying within it."""
+    mech = rdpcalc.make_mechanism("pbm", c="1", theta=theta, trials=trials)
+    engine = make_engine("fast")
+    every, _ = secagg._relaxed_upper(mech, n, [2.0, 5.0], engine)
+    monkeypatch.setattr(secagg, "RELAXED_ROWS", 12)
+    family = secagg.RelaxedFamily.of(mech, n, engine)
+    stepped, text = secagg._relaxed_upper(mech, n, [2.0, 5.0], engine)
+    assert "one of each mirror pair" in text and family.step > 1
+    starts = set(family.splits()) | {family.kept - t for t in family.splits()}
+    for value, alpha in zip(stepped, (2.0, 5.0)):
+        assert value == pytest.approx(_relaxed_oracle(float(F(theta)), trials, family.kept, starts, alpha), rel=1e-9)
+    assert np.all(stepped >= every * (1 - 1e-12)) and np.any(stepped > every * (1 + 1e-6))
+    monkeypatch.setattr(secagg, "RELAXED_ROWS", 50)
+    wide = secagg.RelaxedFamily.of(mech, n, engine, loss=0.1)
+    assert wide.step == math.floor(0.1 * n * trials / 1.1) > math.ceil((n - 1) * trials / 50)
+    widened, _ = secagg._relaxed_upper(mech, n, [2.0, 5.0], engine, tolerance=0.2)
+    # ℓ = tolerance/2: the scaling is approximate (1.107 at α = 5 for θ = 1/4), the tolerance is kept
+    assert np.all(every * (1 - 1e-12) <= widened) and np.all(widened <= every * 1.2)

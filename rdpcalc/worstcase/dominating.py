@@ -201,7 +201,9 @@ def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.nd
 def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:
     """PBM: rows t and t + M of the relaxed family (t of the others' trials at p(b)), client 1 at
     −b and +b, both orders (:class:`rdpcalc.worstcase.RelaxedFamily`: beyond RELAXED_PLD_ROWS
-    trials, t in steps bounded by data processing); the envelope and what it covers."""
+    trials, t in steps bounded by data processing, and for a mirror-symmetric mechanism one t of
+    each mirror pair: the privacy loss distribution of a pair is that of its image under any
+    bijection of the outputs); the envelope and what it covers."""
     family = secagg.RelaxedFamily.of(mechanism, n, engine, RELAXED_PLD_ROWS)
     b = mechanism.bound
     within = f", every split within {family.step} trials (data processing)" if family.step > 1 else ""
@@ -212,6 +214,8 @@ def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:
             members.append(((-b, b, others), _rounded(engine, low_row, high_row, h)))
             members.append(((b, -b, others), _rounded(engine, high_row, low_row, h)))
     how = f"every split within {family.step} trials, data processing" if family.step > 1 else "exhaustive"
+    if family.step > 1 and family.mirrored:
+        how += ", one of each mirror pair"
     return pldlib.envelope(members, h), f"the others' trials relaxed to independent inputs, client 1 at ±b ({how})"
 
 

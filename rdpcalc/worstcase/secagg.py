@@ -63,8 +63,9 @@ Mechanisms whose pmf is not affine between its breakpoints:
   Letting each trial of the others choose its input on its own enlarges the family; each
   trial's pmf is affine in p, so the enlarged maximum is over j ∈ {0 … (n−1)·trials} trials at
   p(b), the rest at p(−b) — one level of Bernoulli pmfs, searched in full (beyond
-  RELAXED_ROWS trials, in steps of a few trials bounded by data processing), a certified upper
-  bound. For client 1, (Ber(p), Ber(p′)) with p− ≤ p < p′ ≤ p+ is the image of
+  RELAXED_ROWS trials, in steps of trials bounded by data processing, as long as the
+  certificate's tolerance allows, and one of each mirror pair of splits: :class:`RelaxedFamily`),
+  a certified upper bound. For client 1, (Ber(p), Ber(p′)) with p− ≤ p < p′ ≤ p+ is the image of
   (Ber(p−), Ber(p+)) under one binary channel (K(1|0) = p − p−(p′−p)/(p+−p−), K(1|1) =
   K(1|0) + (p′−p)/(p+−p−), both in [0, 1]) applied to each trial, so by data processing client
   1 at ±b is worst for every law of the others, wrapped or not. The value found is the
@@ -931,7 +932,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
         def relaxed(orders):
             below = None if found_at is None else np.array([found_at.get(a, -np.inf) for a in orders])
-            bound, description = _relaxed_upper(mechanism, n, orders, engine, memo, below)
+            bound, description = _relaxed_upper(mechanism, n, orders, engine, memo, below, tolerance)
             if _wraps(mechanism, n):
                 outcome = _wrapped_outcome(mechanism, n, orders, engine, below)
                 bound = np.minimum(bound, outcome.upper)
@@ -1226,34 +1227,57 @@ class RelaxedFamily:
     or p(−b) independently, client 1's M trials at ±b. With t of the others' trials at p(b),
     the pair is rows t and t + M of one level of T + M trials.
 
-    Beyond RELAXED_ROWS trials, every t in [t₀, t₀ + w] (w = ``step`` = ⌈T / RELAXED_ROWS⌉) is
-    bounded at once by dropping w trials (data processing, for every divergence and every
-    hockey-stick curve): what remains is t₀ trials at p(b) and T − w − t₀ at p(−b), rows t₀ and
-    t₀ + M of a level of T − w + M trials (``kept`` = T − w), for t₀ = 0, w, 2w, … and T − w."""
+    Beyond ``rows`` trials (RELAXED_ROWS by default), every t in [t₀, t₀ + w] (w = ``step``, at
+    least ⌈T / rows⌉) is bounded at once by dropping w trials (data processing, for every
+    divergence and every hockey-stick curve): what remains is t₀ trials at p(b) and
+    T − w − t₀ at p(−b), rows t₀ and t₀ + M of a level of K + M trials (K = ``kept`` = T − w),
+    for t₀ on a grid of step w. A ``loss`` ℓ > 0 widens the step to ⌊ℓ(T + M)/(1 + ℓ)⌋ where that
+    is larger: the divergences of such sums scale about inversely with their trials' variance,
+    so dropping w of T + M trials raises them by a factor about (T + M)/(T + M − w) ≤ 1 + ℓ.
+
+    *Mirror.* Where the mechanism is mirror-symmetric (``mirrored``: P_−x(i) = P_x(M − i), so
+    p(−b) = 1 − p(b)), reading an output y of N trials as N − y
+    maps row r (r trials at p(b)) to row N − r, so the pair at t₀ in one direction is the pair
+    at K − t₀ in the other: (row t₀ ‖ row t₀ + M) = (row N − t₀ ‖ row N − t₀ − M) as pmfs read
+    backwards, and N − t₀ − M = K − t₀. A grid closed under t₀ ↦ K − t₀ is then evaluated at
+    min(t₀, K − t₀) only, both directions: the same maximum from half the rows."""
 
     high: np.ndarray
     low: np.ndarray
     per_client: int
     trials: int
     step: int
+    mirrored: bool = False
 
     @classmethod
-    def of(cls, mechanism: Mechanism, n: int, engine, rows: int = 0) -> RelaxedFamily:
-        """The family, in steps when it has more than ``rows`` (default RELAXED_ROWS) trials."""
+    def of(cls, mechanism: Mechanism, n: int, engine, rows: int = 0, loss: float = 0.0) -> RelaxedFamily:
+        """The family, in steps when it has more than ``rows`` (default RELAXED_ROWS) trials,
+        each dropping at most a ``loss`` (relative) of the divergences where that step is longer."""
         with mpmath.workdps(max(40, (engine.dps or 0) + 10)):
             low, high, per_client = mechanism.relaxed_components()
         trials = (n - 1) * per_client
-        return cls(engine.from_mpmath(high), engine.from_mpmath(low), per_client, trials,
-                   max(1, math.ceil(trials / (rows or RELAXED_ROWS))))
+        rows = rows or RELAXED_ROWS
+        step = 1
+        if trials > rows:
+            step = max(math.ceil(trials / rows), math.floor(loss * (trials + per_client) / (1 + loss)))
+        return cls(engine.from_mpmath(high), engine.from_mpmath(low), per_client, trials, step,
+                   mechanism.mirror_symmetric())
 
     @property
     def kept(self) -> int:
         return self.trials - (self.step if self.step > 1 else 0)
 
     def splits(self) -> list[int]:
-        """The t (t₀) to evaluate: every split, or the grid of steps."""
-        return list(range(self.trials + 1)) if self.step == 1 else sorted(set(range(0, self.kept + 1, self.step))
-                                                                          | {self.kept})
+        """The t (t₀) to evaluate: every split; or the grid of steps, where mirrored only the
+        lower half of a grid closed under t₀ ↦ K − t₀ that covers every split (class docstring)."""
+        if self.step == 1:
+            return list(range(self.trials + 1))
+        if not self.mirrored:
+            return sorted(set(range(0, self.kept + 1, self.step)) | {self.kept})
+        lower = list(range(0, self.kept // 2 + 1, self.step))
+        if 2 * lower[-1] + self.step < self.kept:  # the blocks from both ends must meet
+            lower.append(lower[-1] + self.step)
+        return sorted({min(t, self.kept - t) for t in lower})
 
     def pairs(self, engine, ts: Sequence[int]):
         """(chunk of t, rows t, rows t + M), a chunk of _RELAXED_CHUNK splits at a time (memory)."""
@@ -1265,13 +1289,21 @@ class RelaxedFamily:
             yield (chunk, engine.select(rows, [index[t] for t in chunk]),
                    engine.select(rows, [index[t + self.per_client] for t in chunk]))
 
+    def within(self) -> str:
+        """How the steps cover the splits, in words (empty: every split)."""
+        if self.step == 1:
+            return ""
+        return f"every split bounded within {self.step} trials (data processing" + \
+            ("; one of each mirror pair)" if self.mirrored else ")")
 
-def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
-    """PBM: the maximum over the relaxed family (:class:`RelaxedFamily`). In a sweep over n
+
+def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None, tolerance: float = 0.0):
+    """PBM: the maximum over the relaxed family (:class:`RelaxedFamily`; in steps, where it has
+    more than RELAXED_ROWS trials, that each drop at most about ``tolerance``/2 of it). In a sweep over n
     (``memo``), row t is skipped when the previous n bounds it below the value of the rows
     t = kM (the clients at ±b: ``found``, or evaluated first): dropping one client's M trials,
     j of them at p(b), leaves row t − j of the previous n, and cannot decrease D_α."""
-    family = RelaxedFamily.of(mechanism, n, engine)
+    family = RelaxedFamily.of(mechanism, n, engine, loss=tolerance / 2)
     trials, per_client = family.trials, family.per_client
 
     def evaluate(ts):
@@ -1285,8 +1317,7 @@ def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None):
     b = float(mechanism.bound)
     if family.step > 1:
         bound, _ = evaluate(family.splits())
-        return bound, (f"the others' {trials} trials each at p(±{b:g}) independently, every split bounded within "
-                       f"{family.step} trials (data processing)")
+        return bound, f"the others' {trials} trials each at p(±{b:g}) independently, {family.within()}"
     memo = {} if memo is None else memo
     previous = memo.pop(("relaxed", n - 1, tuple(alphas)), None)
     if previous is None:
