@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..logdomain import logsumexp
+from . import trees
 
 #: Terms of the Taylor series used where |α·u| (or |u| for KL) is below this.
 _SERIES_LIMIT = 0.5
@@ -146,23 +147,18 @@ def screened_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> 
     cheaper than :func:`renyi_divergences`, with an absolute error below 1e−16·S/(α − 1) ≤
     1e−16·S for a support of S points (S ≤ 4·10⁶ within rdpcalc's limits, so < 1e−9). Below
     α = 2, where that form loses digits to cancellation, the orders go through
-    :func:`renyi_divergences`. The worst-case search ranks configurations with these and
-    recomputes the ones within a tolerance of the best (:mod:`rdpcalc.worstcase.secagg`).
+    :func:`renyi_divergences`; from α = 2 on, through the compiled :func:`.trees.screen_rows`.
+    The worst-case search ranks configurations with these and recomputes the ones within a
+    tolerance of the best (:mod:`rdpcalc.worstcase.secagg`).
     """
     out = np.empty((2, len(lp), len(alphas)))
     accurate = [index for index, alpha in enumerate(alphas) if alpha < 2]
     if accurate:
         both = renyi_divergences(lp, lq, alphas[accurate], both=True)
         out[0][:, accurate], out[1][:, accurate] = both
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        for direction, (first, second) in enumerate(((lp, lq), (lq, lp))):
-            present = first > -np.inf
-            for index, alpha in enumerate(alphas):
-                if alpha == np.inf:
-                    out[direction, :, index] = np.max(np.where(present, first - second, -np.inf), axis=-1)
-                elif alpha >= 2:
-                    terms = np.where(present, alpha * first + (1.0 - alpha) * second, -np.inf)
-                    out[direction, :, index] = logsumexp(terms, axis=-1) / (alpha - 1.0)
+    plain = [index for index, alpha in enumerate(alphas) if alpha >= 2]
+    if plain:  # one compiled pass per row and direction (no temporaries the size of the rows)
+        out[:, :, plain] = trees.kernels().screen_rows(lp, lq, alphas[plain])
     return out[0], out[1]
 
 
