@@ -1236,11 +1236,14 @@ class RelaxedFamily:
     so dropping w of T + M trials raises them by a factor about (T + M)/(T + M − w) ≤ 1 + ℓ.
 
     *Mirror.* Where the mechanism is mirror-symmetric (``mirrored``: P_−x(i) = P_x(M − i), so
-    p(−b) = 1 − p(b)), reading an output y of N trials as N − y
-    maps row r (r trials at p(b)) to row N − r, so the pair at t₀ in one direction is the pair
-    at K − t₀ in the other: (row t₀ ‖ row t₀ + M) = (row N − t₀ ‖ row N − t₀ − M) as pmfs read
-    backwards, and N − t₀ − M = K − t₀. A grid closed under t₀ ↦ K − t₀ is then evaluated at
-    min(t₀, K − t₀) only, both directions: the same maximum from half the rows."""
+    p(−b) = 1 − p(b)), reading an output y of N trials as N − y maps row r (r trials at p(b)) to
+    row N − r, so the pair at t₀ in one direction is the pair at K − t₀ in the other:
+    (row t₀ ‖ row t₀ + M) = (row N − t₀ ‖ row N − t₀ − M) as pmfs read backwards, and
+    N − t₀ − M = K − t₀ (a sum wrapped modulo 2^B too: the reading permutes the residues). A
+    grid closed under t₀ ↦ K − t₀ is then evaluated at min(t₀, K − t₀) only, both directions:
+    the same maximum from half the rows. It covers every split: with L the largest multiple of
+    w up to K/2 (and L + w too where 2L + w < K, so that 2L + 3w > K), the blocks from 0 reach
+    L + w (L + 2w) and their images start at K − L (K − L − w)."""
 
     high: np.ndarray
     low: np.ndarray
@@ -1252,7 +1255,7 @@ class RelaxedFamily:
     @classmethod
     def of(cls, mechanism: Mechanism, n: int, engine, rows: int = 0, loss: float = 0.0) -> RelaxedFamily:
         """The family, in steps when it has more than ``rows`` (default RELAXED_ROWS) trials,
-        each dropping at most a ``loss`` (relative) of the divergences where that step is longer."""
+        each raising the divergences by about a ``loss`` (relative) where that step is longer."""
         with mpmath.workdps(max(40, (engine.dps or 0) + 10)):
             low, high, per_client = mechanism.relaxed_components()
         trials = (n - 1) * per_client
