@@ -344,28 +344,11 @@ def test_rational_strings_are_exact():
             to_fraction(text, "q")
 
 
-def _screen_by_numpy(lp: np.ndarray, lq: np.ndarray, alphas) -> np.ndarray:
-    """The plain screen of orders ≥ 2 written with numpy: log Σ P^α Q^{1−α} / (α − 1) over P > 0
-    (a log-sum-exp along the rows), max log(P/Q) over P > 0 at α = ∞."""
-    out = np.empty((2, len(lp), len(alphas)))
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        for direction, (first, second) in enumerate(((lp, lq), (lq, lp))):
-            present = first > -np.inf
-            for index, alpha in enumerate(alphas):
-                if alpha == np.inf:
-                    out[direction, :, index] = np.max(np.where(present, first - second, -np.inf), axis=-1)
-                else:
-                    terms = np.where(present, alpha * first + (1.0 - alpha) * second, -np.inf)
-                    peak = np.max(terms, axis=-1, keepdims=True)
-                    peak = np.where(np.isfinite(peak), peak, 0.0)
-                    out[direction, :, index] = (np.log(np.sum(np.exp(terms - peak), axis=-1)) + peak[:, 0]) / (alpha - 1)
-    return out
-
-
-def test_the_compiled_screen_is_numpys_log_sum_exp():
+def test_the_compiled_screen_is_numpys_log_sum_exp(monkeypatch):
     """The search's compiled screen (orders ≥ 2 and ∞, both directions) against the same sums
-    written with numpy, on long random rows with zeros: where P = 0 (no term), where Q = 0 < P
-    (+∞), both 0, a row of zeros (−∞); with one stripe and with several."""
+    written with numpy (the screen of small batches), on long random rows with zeros: where
+    P = 0 (no term), where Q = 0 < P (+∞), both 0, a row of zeros (−∞); with one stripe and with
+    several; and the screen takes the compiled path from COMPILED_SCREEN_ABOVE numbers on."""
     from rdpcalc.numerics import trees
 
     rng = np.random.default_rng(7)
@@ -377,7 +360,7 @@ def test_the_compiled_screen_is_numpys_log_sum_exp():
     lp[3, 50:60] = lq[3, 50:60] = -np.inf  # both 0
     lp[4] = -np.inf  # a row with no mass
     alphas = np.array([2.0, 2.5, 7.0, 64.0, 1000.0, np.inf])
-    expected = _screen_by_numpy(lp, lq, alphas)
+    expected = fast.plain_screen(lp, lq, alphas)
     for threads in (1, 3):
         with resources.threads_of(threads):
             ours = trees.kernels().screen_rows(lp, lq, alphas)
@@ -385,3 +368,10 @@ def test_the_compiled_screen_is_numpys_log_sum_exp():
         finite = np.isfinite(expected)
         assert np.all(np.abs(ours[finite] - expected[finite]) <= 1e-12 * (1 + np.abs(expected[finite])))
     assert np.isposinf(ours[0, 2, 0]) and np.isneginf(ours[0, 4, 0]) and np.isposinf(ours[1, 4, 0]) and np.all(np.isfinite(ours[:, 3]))
+    calls = []
+    monkeypatch.setattr(trees, "screen_rows", lambda *args: calls.append(args) or expected)
+    for threshold, compiled in ((lp.size * len(alphas), True), (lp.size * len(alphas) + 1, False)):
+        monkeypatch.setattr(fast, "COMPILED_SCREEN_ABOVE", threshold)
+        calls.clear()
+        forward, backward = fast.screened_divergences(lp, lq, alphas)
+        assert bool(calls) == compiled and np.array_equal(forward, expected[0]) and np.array_equal(backward, expected[1])

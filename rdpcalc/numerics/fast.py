@@ -26,6 +26,10 @@ _SERIES_TERMS = 22
 _BLOCK_ELEMENTS = 16_384
 #: divergence sums over supports larger than this skip their negligible terms
 _PRUNE_ABOVE = 4_096
+#: the screen at orders ≥ 2 is compiled (:func:`.trees.screen_rows`, about three times numpy's
+#: speed on two cores) for batches of at least this many numbers (rows × points × orders):
+#: below, numpy, as loading the compiler and its cached kernel takes about a second
+COMPILED_SCREEN_ABOVE = 10_000_000
 
 
 def log_convolve(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -147,7 +151,8 @@ def screened_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> 
     cheaper than :func:`renyi_divergences`, with an absolute error below 1e−16·S/(α − 1) ≤
     1e−16·S for a support of S points (S ≤ 4·10⁶ within rdpcalc's limits, so < 1e−9). Below
     α = 2, where that form loses digits to cancellation, the orders go through
-    :func:`renyi_divergences`; from α = 2 on, through the compiled :func:`.trees.screen_rows`.
+    :func:`renyi_divergences`; from α = 2 on, through the compiled :func:`.trees.screen_rows` for
+    batches of COMPILED_SCREEN_ABOVE numbers or more (numpy's :func:`plain_screen` below).
     The worst-case search ranks configurations with these and recomputes the ones within a
     tolerance of the best (:mod:`rdpcalc.worstcase.secagg`).
     """
@@ -157,9 +162,29 @@ def screened_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> 
         both = renyi_divergences(lp, lq, alphas[accurate], both=True)
         out[0][:, accurate], out[1][:, accurate] = both
     plain = [index for index, alpha in enumerate(alphas) if alpha >= 2]
-    if plain:  # one compiled pass per row and direction (no temporaries the size of the rows)
+    if plain and lp.size * len(plain) >= COMPILED_SCREEN_ABOVE:
         out[:, :, plain] = trees.kernels().screen_rows(lp, lq, alphas[plain])
+    elif plain:
+        out[:, :, plain] = plain_screen(lp, lq, alphas[plain])
     return out[0], out[1]
+
+
+def plain_screen(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+    """:func:`.trees.screen_rows` with numpy (an array (2, rows, orders), orders ≥ 2 or +inf):
+    log Σ P^α Q^{1−α} / (α − 1) over the points where the first pmf is positive, max log(P/Q)
+    there at α = ∞; the reference the compiled screen is tested against, and the screen of
+    small batches (no compiler to load)."""
+    out = np.empty((2, len(lp), len(alphas)))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for direction, (first, second) in enumerate(((lp, lq), (lq, lp))):
+            present = first > -np.inf
+            for index, alpha in enumerate(alphas):
+                if alpha == np.inf:
+                    out[direction, :, index] = np.max(np.where(present, first - second, -np.inf), axis=-1)
+                else:
+                    terms = np.where(present, alpha * first + (1.0 - alpha) * second, -np.inf)
+                    out[direction, :, index] = logsumexp(terms, axis=-1) / (alpha - 1.0)
+    return out
 
 
 def renyi_divergences_rows(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
