@@ -491,13 +491,14 @@ def test_composed_gaussian_pld_never_below_the_closed_form_at_small_delta(sigma,
 
 def test_pbm_certified_pld_in_steps_is_above_explicit_configurations():
     """PBM at n = 40 (624 of the others' trials, over RELAXED_PLD_ROWS): the relaxed family
-    enters the envelope in steps of two trials (data processing). Its δ(ε) stays above the exact
-    hockey-stick divergence of explicit configurations — k others at +c, the rest at −c, client
-    1 at ±c — whose sums are plain numpy convolutions of the clients' binomial pmfs."""
+    enters the envelope in steps of two trials (data processing), one split of each mirror pair.
+    Its δ(ε) stays above the exact hockey-stick divergence of explicit configurations — k others
+    at +c, the rest at −c, client 1 at ±c — whose sums are plain numpy convolutions of the
+    clients' binomial pmfs."""
     mech = rdpcalc.make_mechanism("pbm", c="1.5", theta="0.25", trials=16)
     n = 40
     certified = dominating.per_round_pld(mech, n, "certified")
-    assert certified.certified and "every split within 2 trials, data processing" in certified.family
+    assert certified.certified and "every split bounded within 2 trials (data processing; one of each mirror pair)" in certified.family
     plus, minus = (np.array([math.comb(16, i) * p**i * (1 - p) ** (16 - i) for i in range(17)])
                    for p in (0.5 + 0.25, 0.5 - 0.25))  # p(±c) = 1/2 ± θ
 

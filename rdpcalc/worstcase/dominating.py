@@ -206,17 +206,15 @@ def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:
     bijection of the outputs); the envelope and what it covers."""
     family = secagg.RelaxedFamily.of(mechanism, n, engine, RELAXED_PLD_ROWS)
     b = mechanism.bound
-    within = f", every split within {family.step} trials (data processing)" if family.step > 1 else ""
+    within = f", {family.within()}" if family.step > 1 else ""
     members = []
     for chunk, low_rows, high_rows in family.pairs(engine, family.splits()):
         for t, low_row, high_row in zip(chunk, low_rows, high_rows):
             others = f"{t} of their {family.kept} trials at p({float(b):g}), the rest at p({float(-b):g}){within}"
             members.append(((-b, b, others), _rounded(engine, low_row, high_row, h)))
             members.append(((b, -b, others), _rounded(engine, high_row, low_row, h)))
-    how = f"every split within {family.step} trials, data processing" if family.step > 1 else "exhaustive"
-    if family.step > 1 and family.mirrored:
-        how += ", one of each mirror pair"
-    return pldlib.envelope(members, h), f"the others' trials relaxed to independent inputs, client 1 at ±b ({how})"
+    return pldlib.envelope(members, h), ("the others' trials relaxed to independent inputs, client 1 at ±b "
+                                         f"({family.within() or 'exhaustive'})")
 
 
 def _relaxed_rows(mechanism, engine) -> tuple[np.ndarray, np.ndarray, int]:

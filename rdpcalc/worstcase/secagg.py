@@ -1301,8 +1301,8 @@ class RelaxedFamily:
 
 
 def _relaxed_upper(mechanism, n, alphas, engine, memo=None, found=None, tolerance: float = 0.0):
-    """PBM: the maximum over the relaxed family (:class:`RelaxedFamily`; in steps, where it has
-    more than RELAXED_ROWS trials, that each drop at most about ``tolerance``/2 of it). In a sweep over n
+    """PBM: the maximum over the relaxed family (:class:`RelaxedFamily`; where it has more than
+    RELAXED_ROWS trials, in steps that raise the bound by about ``tolerance``/2). In a sweep over n
     (``memo``), row t is skipped when the previous n bounds it below the value of the rows
     t = kM (the clients at ±b: ``found``, or evaluated first): dropping one client's M trials,
     j of them at p(b), leaves row t − j of the previous n, and cannot decrease D_α."""
