@@ -375,3 +375,18 @@ def test_the_compiled_screen_is_numpys_log_sum_exp(monkeypatch):
         calls.clear()
         forward, backward = fast.screened_divergences(lp, lq, alphas)
         assert bool(calls) == compiled and np.array_equal(forward, expected[0]) and np.array_equal(backward, expected[1])
+
+
+def test_log_convolve_each_matches_one_row_at_a_time():
+    """Rows with zeros (−inf), long tails far below the peak and a row with no mass."""
+    rng = np.random.default_rng(5)
+    short = rng.normal(size=(4, 9)) * 30 - 50
+    short[1, [0, 4]] = -np.inf
+    short[3] = -np.inf
+    long = -np.arange(3000) / 3.0 + rng.normal(size=3000)
+    long[100:140] = -np.inf
+    each = fast.log_convolve_each(short, long)
+    for row, expected in zip(each, (fast.log_convolve(s, long) for s in short)):
+        assert np.array_equal(np.isinf(row), np.isinf(expected))
+        finite = np.isfinite(expected)
+        assert np.all(np.abs(row[finite] - expected[finite]) <= 1e-12 * np.maximum(1.0, np.abs(expected[finite])))

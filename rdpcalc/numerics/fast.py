@@ -77,6 +77,30 @@ def _log_convolve_rows(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
         return np.log(total) + peak
 
 
+def log_convolve_each(las: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """Each row of ``las`` (short rows) convolved with the one long ``lb``, in the log domain, as
+    :func:`_log_convolve_rows` does it (the largest term M(s) of each entry factored out, so each
+    keeps its relative accuracy): one pass per column of ``las`` over all rows at once, where
+    :func:`log_convolve` row by row makes a log-add-exp per column and row."""
+    width = len(lb)
+    size = las.shape[1] + width - 1
+    peak = np.full((len(las), size), -np.inf)
+    for i in range(las.shape[1]):
+        window = peak[:, i : i + width]
+        np.maximum(window, las[:, i : i + 1] + lb, out=window)
+    shift = np.where(np.isfinite(peak), peak, 0.0)
+    total = np.zeros((len(las), size))
+    scratch = np.empty((len(las), width))
+    with np.errstate(invalid="ignore"):
+        for i in range(las.shape[1]):
+            np.add(las[:, i : i + 1], lb, out=scratch)
+            scratch -= shift[:, i : i + width]
+            np.exp(scratch, out=scratch)
+            total[:, i : i + width] += scratch
+    with np.errstate(divide="ignore"):
+        return np.log(total) + peak
+
+
 def log_fold(la: np.ndarray, modulus: int) -> np.ndarray:
     """log pmf of S mod ``modulus`` from the log pmf of S ≥ 0 (last axis; 1-D or rows): entry r is
     log Σ_j exp(la[r + j·modulus]), each sum over non-negative terms, so relative accuracy is kept."""

@@ -19,7 +19,10 @@ word for word. The family whose envelope is taken (:func:`per_round_pld`) is the
     clients' independent sum is a Markov kernel), j as large as the budget allows; and
     (2) *the others' common component* (affine mechanisms): with K ~ Binomial(n − 1, λ) of
     the others reduced to their shared part C, H_γ ≤ Σ_K P(K) H_γ(P_x * C^{*K} ‖ P_x′ * C^{*K})
-    for each pair (x, x′) — the PLD of the pair with K revealed, the K-weighted mixture of PLDs;
+    for each pair (x, x′) — the PLD of the pair with K revealed, the K-weighted mixture of PLDs
+    (where the search's memory estimate is over the budget, (1) alone, and the family says so:
+    :func:`rdpcalc.worstcase.secagg.certified_upper` then bounds the Rényi curve without refusing,
+    and ``account`` reports the smaller ε);
   - PBM: the others' trials relaxed to independent inputs, client 1 at ±b (the garbling
     argument of :mod:`rdpcalc.worstcase.secagg`), every row of the level (beyond RELAXED_PLD_ROWS of
     the others' trials, in steps bounded by data processing);
@@ -72,8 +75,12 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
                   h: float = pldlib.DISCRETIZATION, budget: int = PLD_BUDGET) -> RoundPld:
     """The dominating PLD of one coordinate of one round: the sum of ``clients_in_sum`` clients
     (1 for one client's message), the family of the module docstring."""
+    refusal = None  # why the others' common component does not fit (affine mechanisms: data processing alone)
     if clients_in_sum > 1 and per_round == "certified":
-        resources.require_costs(secagg.search_costs(mechanism, clients_in_sum, 1))
+        costs = secagg.search_costs(mechanism, clients_in_sum, 1)
+        refusal = secagg.refusal(costs)
+        if refusal is not None and mechanism.OTHERS_FAMILY != "affine":
+            resources.require_costs(costs)
     engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())
     if mechanism.OTHERS_FAMILY == "shift" and clients_in_sum > 1 and per_round != "found":
@@ -100,6 +107,8 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
         "one client (data processing)"
     if family != "affine":
         return _result(env, text, True)
+    if refusal is not None:
+        return _result(env, f"{text}; the others' common component does not fit ({refusal})", True)
     share, mixed = _common_component(mechanism, clients, points, others, engine, h)
     return _result(pldlib.smaller(env, mixed), f"the smaller of {text} and the others' common component "
                                                f"(λ = {share:.4f})", True)

@@ -57,6 +57,13 @@ alone. With K ~ Binomial(n − 1, λ):
 Theorem A with every breakpoint soft and every residual dropped). ``certified_upper`` is the
 smallest of these, per order.
 
+*Where the search does not fit in memory* (its estimate over the budget: RQM with 66 levels
+at n = 1000 needs about 29 GiB for the bound above over every K), :func:`certified_upper` —
+what accounting, calibration and ``compare`` use — does not refuse: it takes the same bound with
+C^{*K} at a grid of K only (:mod:`rdpcalc.worstcase.staircase`: D_α is non-increasing in K,
+so each cell of K is bounded by its left end; within the certificate's tolerance of the bound
+over every K), and Theorem B at ∞, and its text says why.
+
 Mechanisms whose pmf is not affine between its breakpoints:
 
 * PBM (``"relaxed"``): a client is ``trials`` independent Bernoulli(p(x)) trials sharing p(x).
@@ -101,11 +108,10 @@ import mpmath
 import numpy as np
 
 from .. import resources
-from ..logdomain import logsumexp
 from ..mechanisms import Mechanism
 from ..numerics import FastEngine, trees
 from ..resources import Cost
-from . import certificate, wrapped
+from . import certificate, staircase, wrapped
 from .certificate import multisets
 from .remembered import Remembered
 
@@ -887,6 +893,9 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     if mechanism.OTHERS_FAMILY == "breakpoints" and mechanism.UNIMODAL_IN_INPUT:
         return _interval_certified_upper(mechanism, n, alphas, engine, budget)
     if mechanism.OTHERS_FAMILY != "relaxed":  # the search checks its memory
+        refused = refusal(search_costs(mechanism, n, len(alphas), budget, engine.dps))
+        if refused is not None and mechanism.OTHERS_FAMILY == "affine" and not _wraps(mechanism, n):
+            return _staircase_upper(mechanism, n, alphas, engine, budget, refused)
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
     resources.require_costs(search_costs(mechanism, n, len(alphas), budget, engine.dps))
@@ -894,6 +903,49 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     clients = [quick.client(mechanism, p) for p in points]
     bound, certificate = _certificate(mechanism, n, alphas, quick, clients, points, budget)
     return _non_decreasing_in_alpha(alphas, bound, np.full(len(alphas), -np.inf)), certificate
+
+
+def refusal(costs: Sequence[Cost]) -> str | None:
+    """Why :func:`resources.require_costs` would refuse ``costs``, in words (None where they fit)."""
+    total, largest = sum(cost.bytes for cost in costs), max(costs, key=lambda cost: cost.bytes)
+    if total <= resources.budget():
+        return None
+    return (f"it needs about {resources.format_size(total)} of memory, over the budget of "
+            f"{resources.format_size(resources.budget())}; the largest part: {largest.what}")
+
+
+def _staircase_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget: int,
+                     refusal: str) -> tuple[list[float], str]:
+    """:func:`certified_upper` for an affine mechanism whose search does not fit in memory
+    (``refusal`` says why): the others' common component on a staircase of K
+    (:class:`rdpcalc.worstcase.staircase.Bound`, within the certificate's tolerance of the
+    bound over every K) at the certificate's orders, chords between them
+    (:func:`_certificate_orders`); at α = ∞, which caps every order, Theorem B (exhaustive over
+    as many others as the budget enumerates for every pair of client 1: at n = 1000 and 34
+    breakpoints, 4 others took over two minutes)."""
+    quick = _screening_engine(engine)
+    clients = [quick.client(mechanism, p) for p in mechanism.breakpoints()]
+    share, component = common_component(mechanism)
+    pairs = tuple(itertools.combinations(range(len(clients)), 2))
+    problem = certificate.Problem(_linear_pmfs(quick, clients), pairs, (math.inf,), _mirror_map(mechanism), n)
+    cap, cap_text = certificate.theorem_b(problem, 0.0, budget // len(pairs))
+    texts = []
+
+    def compute(orders):
+        finite = [a for a in orders if a != math.inf]
+        values = {math.inf: cap}
+        if finite:
+            bound = staircase.Bound(quick, quick.from_mpmath(component), float(share), clients, n - 1, finite,
+                                    certificate.TOLERANCE)
+            values.update(zip(finite, bound.values))
+            texts.append(f"the others' common component (λ = {float(share):.4f}) on a staircase of {len(bound.grid)} "
+                         f"values of K (within {certificate.TOLERANCE:.1%} of every K), {bound.evaluated} of "
+                         f"{bound.pairs} client-1 pairs at every one of them, the others ruled out by their bounds at fewer")
+        return np.array([values[a] for a in orders])
+
+    bound = np.minimum(_certificate_orders(compute, alphas), cap)
+    text = f"{texts[0] if texts else 'one client'}; {cap_text} (the search does not fit: {refusal})"
+    return _non_decreasing_in_alpha(alphas, bound, np.full(len(alphas), -np.inf)), text
 
 
 def _interval_certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
@@ -1088,8 +1140,8 @@ class _MixtureBound:
         self.screened = {}
         for done, (i, j) in enumerate(_all_pairs(len(clients))):
             forward, backward = engine.screen_both(self.totals[i], self.totals[j], self.alphas)
-            self.screened[i, j] = _mix(forward, self.log_weights, self.alphas)
-            self.screened[j, i] = _mix(backward, self.log_weights, self.alphas)
+            self.screened[i, j] = staircase.mixed(forward, self.log_weights, self.alphas)
+            self.screened[j, i] = staircase.mixed(backward, self.log_weights, self.alphas)
             if report is not None:
                 report(done + 1)
 
@@ -1113,7 +1165,7 @@ class _MixtureBound:
         for i, j in sorted(chosen):
             for values in self.engine.divergences_both(self.totals[i], self.totals[j], self.alphas):
                 per_power = np.array(values, dtype=float).reshape(self.n, len(self.alphas))
-                bound = np.maximum(bound, _mix(per_power, self.log_weights, self.alphas))
+                bound = np.maximum(bound, staircase.mixed(per_power, self.log_weights, self.alphas))
         return bound
 
 
@@ -1125,21 +1177,6 @@ def log_binomial_pmf(trials: int, k: int, p: float) -> float:
     return (math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
             + part(k, lambda: math.log(p) if p > 0 else -math.inf)
             + part(trials - k, lambda: math.log1p(-p) if p < 1 else -math.inf))
-
-
-def _mix(per_power: np.ndarray, log_weights: np.ndarray, alphas) -> np.ndarray:
-    """Per order, the bound on D_α of the mixture over K with weights e^{log_weights}:
-    (1/(α−1)) log Σ_K w_K e^{(α−1) D_K}; Σ w_K D_K for KL; max_K D_K for α = ∞."""
-    out = np.empty(len(alphas))
-    for index, alpha in enumerate(alphas):
-        column = per_power[:, index]
-        if alpha == math.inf:
-            out[index] = np.max(column)
-        elif alpha == 1:
-            out[index] = math.inf if np.any(np.isinf(column)) else float(np.dot(np.exp(log_weights), column))
-        else:
-            out[index] = float(logsumexp(log_weights + (alpha - 1) * column)) / (alpha - 1)
-    return out
 
 
 def _search_orders(alphas: Sequence[float]) -> list[int]:

@@ -1,0 +1,137 @@
+"""The others' common component on a staircase of K (rdpcalc.worstcase.staircase): monotone in
+K, above the bound over every K and within the tolerance of it, above the exhaustive maximum,
+recomputed from its definition in the linear domain, and what certified_upper falls back to
+where the search does not fit in memory."""
+
+from __future__ import annotations
+
+import math
+import random
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from rdpcalc import resources
+from rdpcalc.mechanisms import RQM
+from rdpcalc.numerics import make_engine
+from rdpcalc.worstcase import secagg, staircase
+
+
+def random_rqm(rng: random.Random) -> RQM:
+    return RQM(c=F(rng.randint(1, 8), 4), delta=F(rng.randint(1, 8), 4), m=rng.randint(3, 9), q=F(rng.randint(1, 9), 10))
+
+
+def parts(mech: RQM):
+    engine = make_engine("fast")
+    clients = [engine.client(mech, p) for p in mech.breakpoints()]
+    share, component = secagg.common_component(mech)
+    return engine, clients, float(share), engine.from_mpmath(component)
+
+
+def linear_divergence(p: np.ndarray, q: np.ndarray, alpha: float) -> float:
+    """D_α of two linear pmfs, from the definition (α = 1: KL)."""
+    if alpha == 1:
+        kept = p > 0
+        return float(np.sum(p[kept] * np.log(p[kept] / q[kept])))
+    return math.log(float(np.sum(p**alpha * q ** (1 - alpha)))) / (alpha - 1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_divergence_is_non_increasing_in_k(seed):
+    """The fact the staircase rests on: adding C to both laws (data processing)."""
+    mech = random_rqm(random.Random(seed))
+    engine, clients, share, component = parts(mech)
+    sums = staircase._Sums(engine, component, clients)
+    for alpha in (1.0, 2.0, 10.0):
+        values = [engine.divergences_both(sums.total(0, k)[None], sums.total(len(clients) - 1, k)[None], [alpha])[0][0][0]
+                  for k in range(12)]
+        assert all(b <= a * (1 + 1e-12) + 1e-15 for a, b in zip(values, values[1:])), values
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_staircase_is_above_the_bound_over_every_k_and_within_its_tolerance(seed):
+    rng = random.Random(100 + seed)
+    mech, n = random_rqm(rng), rng.randint(30, 120)
+    alphas = [1.0, 1.5, 2.0, 10.0]
+    engine, clients, share, component = parts(mech)
+    every_k = secagg._MixtureBound(mech, n, alphas, engine, clients).bound()
+    tolerance = 0.01
+    bound = staircase.Bound(engine, component, share, clients, n - 1, alphas, tolerance)
+    assert bound.grid[0] == 0 and bound.grid == sorted(set(bound.grid)) and bound.grid[-1] == n - 1
+    for alpha, full, stair in zip(alphas, every_k, bound.values):
+        assert full * (1 - 1e-10) <= stair <= full * (1 + tolerance) + 1e-12, f"{mech!r} n={n} α={alpha}"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_staircase_is_above_the_exhaustive_maximum(seed):
+    rng = random.Random(300 + seed)
+    mech, n = random_rqm(rng), rng.randint(3, 6)
+    alphas = [1.0, 2.0, 10.0]
+    exhaustive = secagg.search(mech, n, alphas, make_engine("fast"), budget=secagg.MAX_BUDGET)
+    engine, clients, share, component = parts(mech)
+    bound = staircase.Bound(engine, component, share, clients, n - 1, alphas, 0.005)
+    for alpha, value, upper in zip(alphas, exhaustive.values, bound.values):
+        assert upper >= value * (1 - 1e-12), f"{mech!r} n={n} α={alpha}"
+
+
+def test_staircase_recomputed_from_its_definition_in_the_linear_domain():
+    """Every pair, every K of the grid, by numpy's linear convolutions; each cell at its left end;
+    the maximum over the pairs and directions: the module's value (which rules pairs out)."""
+    mech, n = RQM(c=F(3, 2), delta=F(3, 2), m=8, q=F(21, 50)), 60
+    alphas = [1.0, 2.0, 5.0]
+    engine, clients, share, component = parts(mech)
+    bound = staircase.Bound(engine, component, share, clients, n - 1, alphas, 0.005)
+    linear = [np.exp(client) for client in clients]
+    power = {0: np.ones(1)}
+    for k in range(1, n):
+        power[k] = np.convolve(power[k - 1], np.exp(component))
+    weights = np.exp(staircase.cell_log_weights(staircase.log_binomial_weights(n - 1, share), bound.grid))
+    expected = np.full(len(alphas), -np.inf)
+    for i in range(len(clients)):
+        for j in range(len(clients)):
+            if i == j:
+                continue
+            cells = np.array([[linear_divergence(np.convolve(linear[i], power[k]), np.convolve(linear[j], power[k]), a)
+                               for a in alphas] for k in bound.grid])
+            expected = np.maximum(expected, [float(weights @ cells[:, 0])] + [
+                math.log(float(weights @ np.exp((a - 1) * cells[:, o]))) / (a - 1)
+                for o, a in enumerate(alphas) if a != 1])
+    assert bound.values == pytest.approx(expected, rel=1e-9)
+    assert bound.evaluated < bound.pairs
+
+
+def test_certified_upper_falls_back_to_the_staircase_where_the_search_does_not_fit():
+    mech, n = RQM(c=F(3, 2), delta=F(3, 2), m=8, q=F(21, 50)), 80
+    alphas = [1.0, 2.0, 10.0, math.inf]
+    engine = make_engine("fast")
+    found = secagg.search(mech, n, alphas, engine, certify=False).values
+    needed = sum(cost.bytes for cost in secagg.search_costs(mech, n, len(alphas)))
+    with resources.budget_of(int(needed * 0.6)):
+        upper, text = secagg.certified_upper(mech, n, alphas, engine)
+    assert "staircase" in text and "exhaustive over" in text
+    assert "(the search does not fit: it needs about" in text and "over the budget of" in text
+    engine, clients, share, component = parts(mech)
+    every_k = secagg._MixtureBound(mech, n, alphas[:-1], engine, clients).bound()
+    for alpha, value, bound in zip(alphas, found, upper):
+        assert bound >= value, f"α={alpha}"
+    for full, bound in zip(every_k, upper):
+        assert bound <= full * (1 + 0.005) + 1e-12
+
+
+def test_per_round_pld_drops_the_common_component_where_it_does_not_fit():
+    """Data processing alone (a valid family, looser): δ at least the found configurations'."""
+    from rdpcalc.worstcase import dominating
+
+    mech, n = RQM(c=F(3, 2), delta=F(3, 2), m=8, q=F(21, 50)), 80
+    needed = sum(cost.bytes for cost in secagg.search_costs(mech, n, 1))
+    with resources.budget_of(int(needed * 0.6)):
+        fallback = dominating.per_round_pld(mech, n)
+    full = dominating.per_round_pld(mech, n)
+    found = dominating.per_round_pld(mech, n, "found")
+    assert "common component does not fit (it needs about" in fallback.family and "common component (λ" in full.family
+    assert fallback.certified
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        delta = fallback.pld.get_delta_for_epsilon(eps)
+        assert delta >= full.pld.get_delta_for_epsilon(eps) * (1 - 1e-9)
+        assert delta >= found.pld.get_delta_for_epsilon(eps) * (1 - 1e-9)
