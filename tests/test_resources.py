@@ -15,6 +15,13 @@ def _rqm(m: int = 16):
     return rdpcalc.make_mechanism("rqm", c=1, delta=1, m=m, q="0.4")
 
 
+def _over_the_search(call):
+    """``call()`` with a budget of 100 MiB: the search at n = 200 (about 240 MiB) does not fit,
+    the staircase does (rdpcalc.worstcase.staircase)."""
+    with resources.budget_of(100 * 2**20):
+        return call()
+
+
 def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
     """The peak traced memory of ``call()`` and the first estimate resources.require_costs was given
     (after one untraced call: numba compiles the certificate's kernels once per process, or
@@ -43,7 +50,8 @@ def _measured_and_estimated(monkeypatch, call) -> tuple[int, float]:
     lambda: rdpcalc.divergence(_rqm(), n=300, alphas=[2, 10], choose=rdpcalc.NeighbourOptions(neighbours="pm-c")),
     lambda: rdpcalc.divergence(_rqm(), n=60, alphas=[2, "inf"]),
     lambda: rdpcalc.divergence(_rqm(), n=120, engine="exact", alphas=[2], choose=rdpcalc.NeighbourOptions(others_plus=3)),
-], ids=["explicit-k", "grid", "pm-c", "worst-search", "exact"])
+    lambda: _over_the_search(lambda: rdpcalc.divergence(_rqm(), n=200, alphas=[2, "inf"])),
+], ids=["explicit-k", "grid", "pm-c", "worst-search", "exact", "staircase"])
 def test_estimate_bounds_the_measured_peak(monkeypatch, call):
     measured, estimated = _measured_and_estimated(monkeypatch, call)
     assert measured <= estimated <= 20 * max(measured, 2**20)

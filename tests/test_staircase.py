@@ -135,3 +135,23 @@ def test_per_round_pld_drops_the_common_component_where_it_does_not_fit():
         delta = fallback.pld.get_delta_for_epsilon(eps)
         assert delta >= full.pld.get_delta_for_epsilon(eps) * (1 - 1e-9)
         assert delta >= found.pld.get_delta_for_epsilon(eps) * (1 - 1e-9)
+
+
+def test_a_search_that_does_not_fit_gives_a_bracket_from_a_smaller_family():
+    """Over the budget, search() does not refuse: its values come from the others at one
+    breakpoint (a subfamily: at most the full search's), its bound from the staircase (at least
+    them), and it says so."""
+    mech, n = RQM(c=F(5, 4), delta=F(1, 2), m=9, q=F(3, 10)), 70
+    alphas = [1.0, 2.0, 10.0, math.inf]
+    engine = make_engine("fast")
+    full = secagg.search(mech, n, alphas, engine)
+    needed = sum(cost.bytes for cost in secagg.search_costs(mech, n, len(alphas)))
+    with resources.budget_of(int(needed * 0.6)):
+        limited = secagg.search(mech, n, alphas, engine)
+        unbounded = secagg.search(mech, n, alphas, engine, certify=False)
+    assert "a smaller family: the search does not fit" in limited.search and "staircase" in limited.certificate
+    assert unbounded.values == limited.values and all(u == math.inf for u in unbounded.upper)
+    for value, whole, upper in zip(limited.values, full.values, limited.upper):
+        assert value <= whole * (1 + 1e-12) and upper >= whole
+    for configuration in limited.attained:
+        assert len(configuration.others) == 1 and configuration.others[0][1] == n - 1

@@ -146,6 +146,10 @@ _MAX_CANDIDATES = 8
 #: (spread over the range); every configuration they find is then evaluated at every order
 _SEARCH_ORDERS = 8
 
+#: where the search does not fit in memory, client 1 runs over the pairs of this many breakpoints
+#: at each end (:func:`_limited_search`)
+EDGE_POINTS = 2
+
 #: the progress steps of the certificate stage of a search that is not exhaustive (its share of
 #: the bar: it is most of the time; reported as Theorem A settles the client-1 pairs)
 CERTIFICATE_STEPS = 100
@@ -586,7 +590,12 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     if n < 2:
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
-    resources.require_costs(search_costs(mechanism, n, len(alphas), budget, engine.dps))
+    costs = search_costs(mechanism, n, len(alphas), budget, engine.dps)
+    refused = refusal(costs)
+    if refused is not None and _staircase_applies(mechanism, n) and engine.name == "fast":
+        resources.require_costs(_staircase_costs(mechanism, n))
+        return _limited_search(mechanism, n, alphas, engine, budget, refused, certify)
+    resources.require_costs(costs)
     if mechanism.OTHERS_FAMILY == "shift":
         return _shift_family(mechanism, n, alphas, engine, progress)
     points, client_pairs = _search_points(mechanism, n)
@@ -894,7 +903,8 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
         return _interval_certified_upper(mechanism, n, alphas, engine, budget)
     if mechanism.OTHERS_FAMILY != "relaxed":  # the search checks its memory
         refused = refusal(search_costs(mechanism, n, len(alphas), budget, engine.dps))
-        if refused is not None and mechanism.OTHERS_FAMILY == "affine" and not _wraps(mechanism, n):
+        if refused is not None and _staircase_applies(mechanism, n):
+            resources.require_costs(_staircase_costs(mechanism, n))
             return _staircase_upper(mechanism, n, alphas, engine, budget, refused)
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
@@ -912,6 +922,44 @@ def refusal(costs: Sequence[Cost]) -> str | None:
         return None
     return (f"it needs about {resources.format_size(total)} of memory, over the budget of "
             f"{resources.format_size(resources.budget())}; the largest part: {largest.what}")
+
+
+def _staircase_applies(mechanism: Mechanism, n: int) -> bool:
+    """Whether a search over the budget falls back to the staircase (:func:`_staircase_upper`)."""
+    return mechanism.OTHERS_FAMILY == "affine" and not _wraps(mechanism, n)
+
+
+def _staircase_costs(mechanism: Mechanism, n: int) -> list[Cost]:
+    kinds, size = len(mechanism.breakpoints()), n * (mechanism.support_size - 1) + 1
+    return [Cost(staircase.peak_bytes(kinds, size), "n", f"the others' common component on a staircase of K "
+                                                          f"({kinds} breakpoints, sums of {size} points)")]
+
+
+def _limited_search(mechanism: Mechanism, n: int, alphas: list[float], engine, budget: int, refused: str,
+                    certify: bool) -> SearchResult:
+    """:func:`search` where its memory estimate is over the budget (``refused`` says why; an affine
+    mechanism, the fast engine): the largest value over a smaller family — the others all at one
+    breakpoint (each in turn), client 1 over the pairs of the EDGE_POINTS breakpoints at each end
+    — a lower bound of the worst case; and the certificate of :func:`_staircase_upper`."""
+    points = list(mechanism.breakpoints())
+    clients = [engine.client(mechanism, p) for p in points]
+    kinds = len(points)
+    edges = sorted({*range(min(EDGE_POINTS, kinds)), *range(max(0, kinds - EDGE_POINTS), kinds)})
+    evaluator = _Evaluator(engine, clients, points, alphas, [(i, j) for i in edges for j in edges if i < j])
+    candidates = _Candidates(len(alphas))
+    support = n * (mechanism.support_size - 1) + 1
+    for kind in range(kinds):  # one sum of the others at a time (memory)
+        key = tuple((n - 1) * (index == kind) for index in range(kinds))
+        _batched(engine, evaluator, multiset_sum(engine, clients, key), [key], candidates, support)
+    best = _accurate(engine, clients, points, alphas, candidates.configurations())
+    name = (f"homogeneous others, client 1 at the {len(edges)} end breakpoints (a smaller family: the search does "
+            f"not fit)")
+    if not certify:
+        upper, text = np.full(len(alphas), math.inf), "not computed (the search's values only)"
+    else:
+        upper, text = _staircase_upper(mechanism, n, alphas, engine, budget, refused)
+    return SearchResult([float(v) for v in best.values], best.precise, best.attained,
+                        _non_decreasing_in_alpha(alphas, np.maximum(upper, best.values), best.values), name, text)
 
 
 def _staircase_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget: int,

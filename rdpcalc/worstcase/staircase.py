@@ -53,6 +53,16 @@ COARSE_SHARES = (0.125, 0.25, 0.5)
 FIRST_DEVIATIONS = (-6.0, -3.0, 0.0, 3.0)
 #: the grid is refined up to this many values of K (each a sum of n·m points and its pairs)
 MOST_POINTS = 64
+#: client-1 pairs are screened in batches of rows of about this many bytes
+SCREEN_BYTES = 32 * 2**20
+
+
+def peak_bytes(kinds: int, support: int) -> float:
+    """An upper end of :class:`Bound`'s memory (bytes) for ``kinds`` breakpoints and sums of
+    ``support`` points: every client's sum at every value of K of the grid (at most MOST_POINTS),
+    and one batch of screened rows (at most SCREEN_BYTES), twice for the screen's temporaries."""
+    pairs = kinds * (kinds - 1) // 2
+    return 8.0 * support * kinds * MOST_POINTS + 2 * min(SCREEN_BYTES, 16.0 * support * pairs)
 
 
 def log_binomial_weights(trials: int, p: float) -> np.ndarray:
@@ -169,14 +179,15 @@ class Bound:
         """``known`` with each pair's values at each of ``ks`` added: accurate at 0 (one client),
         screened at the others (in one batch per k)."""
         for k in ks:
-            if not pairs:
-                break
-            first = self.sums.each([i for i, _ in pairs], k)
-            second = self.sums.each([j for _, j in pairs], k)
-            both = (self.engine.divergences_both if k == 0 else self.engine.screen_both)(first, second, self.alphas)
-            forward, backward = (np.asarray(side, dtype=float) for side in both)
-            for index, pair in enumerate(pairs):
-                known[pair][k] = np.array([forward[index], backward[index]])
+            step = max(1, SCREEN_BYTES // (16 * len(self.sums.row(k))))
+            for start in range(0, len(pairs), step):
+                batch = pairs[start : start + step]
+                first = self.sums.each([i for i, _ in batch], k)
+                second = self.sums.each([j for _, j in batch], k)
+                screen = self.engine.divergences_both if k == 0 else self.engine.screen_both
+                forward, backward = (np.asarray(side, dtype=float) for side in screen(first, second, self.alphas))
+                for index, pair in enumerate(batch):
+                    known[pair][k] = np.array([forward[index], backward[index]])
         return known
 
     def _cell_log_weights(self) -> np.ndarray:
