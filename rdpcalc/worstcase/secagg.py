@@ -590,12 +590,9 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     if n < 2:
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
-    costs = search_costs(mechanism, n, len(alphas), budget, engine.dps)
-    refused = refusal(costs)
-    if refused is not None and _staircase_applies(mechanism, n) and engine.name == "fast":
-        resources.require_costs(_staircase_costs(mechanism, n))
-        return _limited_search(mechanism, n, alphas, engine, budget, refused, certify)
-    resources.require_costs(costs)
+    limited = _over_budget(mechanism, n, alphas, engine, budget, certify)
+    if limited is not None:
+        return limited
     if mechanism.OTHERS_FAMILY == "shift":
         return _shift_family(mechanism, n, alphas, engine, progress)
     points, client_pairs = _search_points(mechanism, n)
@@ -933,6 +930,19 @@ def _staircase_costs(mechanism: Mechanism, n: int) -> list[Cost]:
     kinds, size = len(mechanism.breakpoints()), n * (mechanism.support_size - 1) + 1
     return [Cost(staircase.peak_bytes(kinds, size), "n", f"the others' common component on a staircase of K "
                                                           f"({kinds} breakpoints, sums of {size} points)")]
+
+
+def _over_budget(mechanism: Mechanism, n: int, alphas: list[float], engine, budget: int,
+                 certify: bool) -> SearchResult | None:
+    """None where the search's memory estimate fits the budget; where it does not, the
+    :func:`_limited_search` of an affine mechanism in the fast engine, and a refusal otherwise."""
+    costs = search_costs(mechanism, n, len(alphas), budget, engine.dps)
+    refused = refusal(costs)
+    if refused is None or not (_staircase_applies(mechanism, n) and engine.name == "fast"):
+        resources.require_costs(costs)  # refuses where over the budget
+        return None
+    resources.require_costs(_staircase_costs(mechanism, n))
+    return _limited_search(mechanism, n, alphas, engine, budget, refused, certify)
 
 
 def _limited_search(mechanism: Mechanism, n: int, alphas: list[float], engine, budget: int, refused: str,
