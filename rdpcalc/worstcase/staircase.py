@@ -22,15 +22,16 @@ W_l = Σ_{K in cell l} w_K,
 
 where that is known; else at g_{l+1}, a smaller value). The upper staircase is the certificate;
 the distance to the lower one is all it loses to the grid, and the grid is refined (cells
-halved where their share of that distance is largest) until it is within half the tolerance, at
-the client-1 pair that is largest at the coarse values of K. At α = ∞, M is max_K D_K = D_0:
-one client.
+halved where their share of that distance is largest) until the upper staircase is within the
+tolerance of the lower one (so of the bound over every K; at most MOST_POINTS values of K), at
+the client-1 pair that is largest at μ/8, and then at every pair that is the largest at some
+order. At α = ∞, M is max_K D_K = D_0: one client.
 
 **Pairs ruled out.** A pair's staircase over any subset E of the grid that contains 0, each K
 at the largest point of E at or below it, is again an upper bound of its M_α (D is
 non-increasing). Every pair is screened at 0 (one client, accurate) and at μ/8 (μ = (n − 1)λ,
 a sum of an eighth of the points); the largest there is refined and certified first; the
-others are screened, in one batch per value of K, at μ/4, μ/2, μ − 3σ, μ − 6σ and then the
+others are screened, in batches of rows, at μ/4, μ/2, μ − 3σ, μ − 6σ and then the
 grid's values of K by the weight of their cells, and a pair whose staircase over what is known
 of it stays below the certified value (less the screen's error,
 :func:`rdpcalc.numerics.fast.screened_divergences`) at every order cannot attain the maximum and
@@ -165,9 +166,18 @@ class Bound:
                 continue
             known = self._screened(alive, known, [k])
         for pair in alive:  # not ruled out: every value accurate
-            known[pair] = {k: self._accurate(pair, k) for k in self.grid}
-            values = np.maximum(values, self._upper(known[pair]))
-        self.values, self.evaluated = values, 1 + len(alive)
+            known[pair] = self._refine(pair, refine=False)
+        certified, refined = [top, *alive], {top}
+        while True:  # until the largest pair at each order is one whose grid was refined
+            uppers = {pair: self._upper(known[pair]) for pair in certified}
+            leaders = {max(certified, key=lambda pair, o=o: uppers[pair][o]) for o in range(len(self.alphas))}
+            if leaders <= refined:
+                break
+            for pair in leaders - refined:
+                known[pair] = self._refine(pair, known[pair])
+                refined.add(pair)
+        self.values = np.max([self._upper(known[pair]) for pair in certified], axis=0)
+        self.evaluated = len(certified)
 
     def _accurate(self, pair: tuple[int, int], k: int) -> np.ndarray:
         """(both directions, orders) of the pair's accurate divergences at K = k."""
@@ -210,11 +220,14 @@ class Bound:
         log_cells = self._cell_log_weights()
         return np.maximum(mixed(cells[:, 0], log_cells, self.alphas), mixed(cells[:, 1], log_cells, self.alphas))
 
-    def _refine(self, pair: tuple[int, int]) -> dict[int, np.ndarray]:
-        """The pair evaluated on the grid, the grid refined until its upper staircase is within
-        half the tolerance of its lower one at every order (or MOST_POINTS values of K)."""
-        known = {k: self._accurate(pair, k) for k in self.grid}
-        while len(self.grid) < MOST_POINTS:
+    def _refine(self, pair: tuple[int, int], known: dict[int, np.ndarray] | None = None,
+                refine: bool = True) -> dict[int, np.ndarray]:
+        """The pair evaluated accurately on the grid (``known``: its accurate values so far), and
+        (``refine``) the grid refined until its upper staircase is within the tolerance of its
+        lower one at every order (or MOST_POINTS values of K)."""
+        known = dict(known or {})
+        known.update({k: self._accurate(pair, k) for k in self.grid if k not in known})
+        while refine and len(self.grid) < MOST_POINTS:
             upper, lower = self._upper(known), self._lower(known)
             slack = (upper - lower) / np.maximum(np.abs(lower), 1e-300)
             order = int(np.argmax(slack))
