@@ -108,7 +108,8 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     if family != "affine":
         return _result(env, text, True)
     if refusal is not None:
-        return _result(env, f"{text}; the others' common component does not fit ({refusal})", True)
+        return _result(env, f"{text}; the others' common component left out, as the search does not fit ({refusal})",
+                       True)
     share, mixed = _common_component(mechanism, clients, points, others, engine, h)
     return _result(pldlib.smaller(env, mixed), f"the smaller of {text} and the others' common component "
                                                f"(λ = {share:.4f})", True)
