@@ -54,46 +54,36 @@ def log_convolve(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
 
 
 def _log_convolve_rows(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
-    """Each row of ``lb`` convolved with ``la``, in the log domain: out[s] = M(s) + log Σ_i
-    exp(la[i] + lb[s−i] − M(s)) with M(s) the largest term, so every term is ≤ 1, the largest
-    is 1, and each entry keeps its relative accuracy however small it is."""
-    width = lb.shape[1]
-    size = width + len(la) - 1
-    terms = [(i, value) for i, value in enumerate(la) if value > -np.inf]
-    peak = np.full((len(lb), size), -np.inf)
-    for i, value in terms:
-        window = peak[:, i : i + width]
-        np.maximum(window, value + lb, out=window)
-    shift = np.where(np.isfinite(peak), peak, 0.0)
-    total = np.zeros((len(lb), size))
-    scratch = np.empty(lb.shape)
-    with np.errstate(invalid="ignore"):
-        for i, value in terms:
-            np.add(lb, value, out=scratch)
-            scratch -= shift[:, i : i + width]
-            np.exp(scratch, out=scratch)
-            total[:, i : i + width] += scratch
-    with np.errstate(divide="ignore"):
-        return np.log(total) + peak
+    """Each row of ``lb`` convolved with ``la`` (:func:`_log_convolve_batch`)."""
+    return _log_convolve_batch(la[None, :], lb)
 
 
 def log_convolve_each(las: np.ndarray, lb: np.ndarray) -> np.ndarray:
-    """Each row of ``las`` (short rows) convolved with the one long ``lb``, in the log domain, as
-    :func:`_log_convolve_rows` does it (the largest term M(s) of each entry factored out, so each
-    keeps its relative accuracy): one pass per column of ``las`` over all rows at once, where
+    """Each row of ``las`` (short rows) convolved with the one long ``lb``
+    (:func:`_log_convolve_batch`): one pass per column of ``las`` over all rows at once, where
     :func:`log_convolve` row by row makes a log-add-exp per column and row."""
-    width = len(lb)
-    size = las.shape[1] + width - 1
-    peak = np.full((len(las), size), -np.inf)
-    for i in range(las.shape[1]):
+    return _log_convolve_batch(las, lb[None, :])
+
+
+def _log_convolve_batch(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """Row r of ``la`` convolved with row r of ``lb`` (either may be one row, used for every
+    row), in the log domain: out[s] = M(s) + log Σ_i exp(la[i] + lb[s−i] − M(s)) with M(s) the
+    largest term, so every term is ≤ 1, the largest is 1, and each entry keeps its relative
+    accuracy however small it is. One pass per column of ``la`` (columns that are −inf in every
+    row are skipped)."""
+    rows, width = np.broadcast_shapes((len(la),), (len(lb),))[0], lb.shape[1]
+    size = width + la.shape[1] - 1
+    taps = [i for i in range(la.shape[1]) if np.any(la[:, i] > -np.inf)]
+    peak = np.full((rows, size), -np.inf)
+    for i in taps:
         window = peak[:, i : i + width]
-        np.maximum(window, las[:, i : i + 1] + lb, out=window)
+        np.maximum(window, la[:, i : i + 1] + lb, out=window)
     shift = np.where(np.isfinite(peak), peak, 0.0)
-    total = np.zeros((len(las), size))
-    scratch = np.empty((len(las), width))
+    total = np.zeros((rows, size))
+    scratch = np.empty((rows, width))
     with np.errstate(invalid="ignore"):
-        for i in range(las.shape[1]):
-            np.add(las[:, i : i + 1], lb, out=scratch)
+        for i in taps:
+            np.add(la[:, i : i + 1], lb, out=scratch)
             scratch -= shift[:, i : i + width]
             np.exp(scratch, out=scratch)
             total[:, i : i + width] += scratch

@@ -45,7 +45,7 @@ from ..errors import ParameterError
 from ..mechanisms import Mechanism
 from ..numerics import FastEngine
 from ..privacy import pld as pldlib
-from . import secagg
+from . import secagg, staircase
 
 #: an exhaustive family is evaluated when its pairs × multisets number at most this many
 PLD_BUDGET = 4_000
@@ -75,11 +75,11 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
                   h: float = pldlib.DISCRETIZATION, budget: int = PLD_BUDGET) -> RoundPld:
     """The dominating PLD of one coordinate of one round: the sum of ``clients_in_sum`` clients
     (1 for one client's message), the family of the module docstring."""
-    refusal = None  # why the others' common component does not fit (affine mechanisms: data processing alone)
+    refused = None  # why the search does not fit (affine mechanisms: data processing alone)
     if clients_in_sum > 1 and per_round == "certified":
         costs = secagg.search_costs(mechanism, clients_in_sum, 1)
-        refusal = secagg.refusal(costs)
-        if refusal is not None and mechanism.OTHERS_FAMILY != "affine":
+        refused = secagg.refusal(costs)
+        if refused is not None and mechanism.OTHERS_FAMILY != "affine":
             resources.require_costs(costs)
     engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())
@@ -107,8 +107,8 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
         "one client (data processing)"
     if family != "affine":
         return _result(env, text, True)
-    if refusal is not None:
-        return _result(env, f"{text}; the others' common component left out, as the search does not fit ({refusal})",
+    if refused is not None:
+        return _result(env, f"{text}; the others' common component left out, as the search does not fit ({refused})",
                        True)
     share, mixed = _common_component(mechanism, clients, points, others, engine, h)
     return _result(pldlib.smaller(env, mixed), f"the smaller of {text} and the others' common component "
@@ -205,7 +205,7 @@ def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.nd
     share, component = secagg.common_component(mechanism)
     share = float(share)
     rows = engine.powers(engine.from_mpmath(component), others)
-    return share, rows, np.exp([secagg.log_binomial_pmf(others, k, share) for k in range(others + 1)])
+    return share, rows, np.exp(staircase.log_binomial_weights(others, share))
 
 
 def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:

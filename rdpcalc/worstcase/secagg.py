@@ -590,9 +590,9 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
     if n < 2:
         raise ValueError("search is for n ≥ 2 clients")
     alphas = list(alphas)
-    limited = _over_budget(mechanism, n, alphas, engine, budget, certify)
-    if limited is not None:
-        return limited
+    refused = _fallback_reason(mechanism, n, len(alphas), engine, budget, engine.name == "fast")
+    if refused is not None:
+        return _limited_search(mechanism, n, alphas, engine, budget, refused, certify)
     if mechanism.OTHERS_FAMILY == "shift":
         return _shift_family(mechanism, n, alphas, engine, progress)
     points, client_pairs = _search_points(mechanism, n)
@@ -899,9 +899,8 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     if mechanism.OTHERS_FAMILY == "breakpoints" and mechanism.UNIMODAL_IN_INPUT:
         return _interval_certified_upper(mechanism, n, alphas, engine, budget)
     if mechanism.OTHERS_FAMILY != "relaxed":  # the search checks its memory
-        refused = refusal(search_costs(mechanism, n, len(alphas), budget, engine.dps))
-        if refused is not None and _staircase_applies(mechanism, n):
-            resources.require_costs(_staircase_costs(mechanism, n))
+        refused = _fallback_reason(mechanism, n, len(alphas), engine, budget, True)
+        if refused is not None:
             return _staircase_upper(mechanism, n, alphas, engine, budget, refused)
         result = search(mechanism, n, alphas, engine, budget)
         return result.upper, result.certificate
@@ -921,28 +920,20 @@ def refusal(costs: Sequence[Cost]) -> str | None:
             f"{resources.format_size(resources.budget())}; the largest part: {largest.what}")
 
 
-def _staircase_applies(mechanism: Mechanism, n: int) -> bool:
-    """Whether a search over the budget falls back to the staircase (:func:`_staircase_upper`)."""
-    return mechanism.OTHERS_FAMILY == "affine" and not _wraps(mechanism, n)
-
-
-def _staircase_costs(mechanism: Mechanism, n: int) -> list[Cost]:
-    kinds, size = len(mechanism.breakpoints()), n * (mechanism.support_size - 1) + 1
-    return [Cost(staircase.peak_bytes(kinds, size), "n", f"the others' common component on a staircase of K "
-                                                          f"({kinds} breakpoints, sums of {size} points)")]
-
-
-def _over_budget(mechanism: Mechanism, n: int, alphas: list[float], engine, budget: int,
-                 certify: bool) -> SearchResult | None:
-    """None where the search's memory estimate fits the budget; where it does not, the
-    :func:`_limited_search` of an affine mechanism in the fast engine, and a refusal otherwise."""
-    costs = search_costs(mechanism, n, len(alphas), budget, engine.dps)
+def _fallback_reason(mechanism: Mechanism, n: int, orders: int, engine, budget: int, allowed: bool) -> str | None:
+    """Why the search does not fit in memory, where the staircase (:func:`_staircase_upper`,
+    whose own memory is checked here) stands in for it: an affine mechanism whose sum does not
+    wrap, and ``allowed``; None where the search fits; a refusal (ParameterError) otherwise."""
+    costs = search_costs(mechanism, n, orders, budget, engine.dps)
     refused = refusal(costs)
-    if refused is None or not (_staircase_applies(mechanism, n) and engine.name == "fast"):
+    if refused is None or not (allowed and mechanism.OTHERS_FAMILY == "affine" and not _wraps(mechanism, n)):
         resources.require_costs(costs)  # refuses where over the budget
         return None
-    resources.require_costs(_staircase_costs(mechanism, n))
-    return _limited_search(mechanism, n, alphas, engine, budget, refused, certify)
+    kinds, size = len(mechanism.breakpoints()), n * (mechanism.support_size - 1) + 1
+    resources.require_costs([Cost(staircase.peak_bytes(kinds, size), "n", f"the others' common component on a "
+                                                                            f"staircase of K ({kinds} breakpoints, "
+                                                                            f"sums of {size} points)")])
+    return refused
 
 
 def _limited_search(mechanism: Mechanism, n: int, alphas: list[float], engine, budget: int, refused: str,
@@ -973,9 +964,9 @@ def _limited_search(mechanism: Mechanism, n: int, alphas: list[float], engine, b
 
 
 def _staircase_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget: int,
-                     refusal: str) -> tuple[list[float], str]:
+                     refused: str) -> tuple[list[float], str]:
     """:func:`certified_upper` for an affine mechanism whose search does not fit in memory
-    (``refusal`` says why): the others' common component on a staircase of K
+    (``refused`` says why): the others' common component on a staircase of K
     (:class:`rdpcalc.worstcase.staircase.Bound`, within the certificate's tolerance of the
     bound over every K) at the certificate's orders, chords between them
     (:func:`_certificate_orders`); at α = ∞, which caps every order, Theorem B (exhaustive over
@@ -1002,7 +993,7 @@ def _staircase_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engi
         return np.array([values[a] for a in orders])
 
     bound = np.minimum(_certificate_orders(compute, alphas), cap)
-    text = f"{texts[0] if texts else 'one client'}; {cap_text} (the search does not fit: {refusal})"
+    text = f"{texts[0] if texts else 'one client'}; {cap_text} (the search does not fit: {refused})"
     return _non_decreasing_in_alpha(alphas, bound, np.full(len(alphas), -np.inf)), text
 
 
@@ -1193,7 +1184,7 @@ class _MixtureBound:
         self.engine, self.alphas, self.n, self.share = engine, list(alphas), n, float(share)
         others = n - 1
         rows = engine.powers(engine.from_mpmath(component), others)
-        self.log_weights = np.array([log_binomial_pmf(others, k, self.share) for k in range(n)])
+        self.log_weights = staircase.log_binomial_weights(others, self.share)
         self.totals = [engine.add_client(client, rows) for client in clients]
         self.screened = {}
         for done, (i, j) in enumerate(_all_pairs(len(clients))):
@@ -1225,16 +1216,6 @@ class _MixtureBound:
                 per_power = np.array(values, dtype=float).reshape(self.n, len(self.alphas))
                 bound = np.maximum(bound, staircase.mixed(per_power, self.log_weights, self.alphas))
         return bound
-
-
-def log_binomial_pmf(trials: int, k: int, p: float) -> float:
-    """log P(K = k) for K ~ Binomial(trials, p), with 0·log 0 = 0."""
-    def part(count: int, log_probability) -> float:
-        return count * log_probability() if count else 0.0
-
-    return (math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
-            + part(k, lambda: math.log(p) if p > 0 else -math.inf)
-            + part(trials - k, lambda: math.log1p(-p) if p < 1 else -math.inf))
 
 
 def _search_orders(alphas: Sequence[float]) -> list[int]:

@@ -66,14 +66,19 @@ def peak_bytes(kinds: int, support: int) -> float:
     return 8.0 * support * kinds * MOST_POINTS + 2 * min(SCREEN_BYTES, 16.0 * support * pairs)
 
 
+def log_binomial_pmf(trials: int, k: int, p: float) -> float:
+    """log P(K = k) for K ~ Binomial(trials, p), with 0·log 0 = 0."""
+    def part(count: int, log_probability) -> float:
+        return count * log_probability() if count else 0.0
+
+    return (math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
+            + part(k, lambda: math.log(p) if p > 0 else -math.inf)
+            + part(trials - k, lambda: math.log1p(-p) if p < 1 else -math.inf))
+
+
 def log_binomial_weights(trials: int, p: float) -> np.ndarray:
-    """log P(K = k), k = 0 … trials, for K ~ Binomial(trials, p), 0 ≤ p ≤ 1 (0·log 0 = 0)."""
-    k = np.arange(trials + 1)
-    log_choose = np.array([math.lgamma(trials + 1) - math.lgamma(i + 1) - math.lgamma(trials - i + 1) for i in k])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        heads = np.where(k > 0, k * np.log(p), 0.0)
-        tails = np.where(k < trials, (trials - k) * np.log1p(-p), 0.0)
-    return log_choose + heads + tails
+    """log P(K = k), k = 0 … trials, for K ~ Binomial(trials, p) (:func:`log_binomial_pmf`)."""
+    return np.array([log_binomial_pmf(trials, k, p) for k in range(trials + 1)])
 
 
 def cell_log_weights(log_weights: np.ndarray, grid: Sequence[int]) -> np.ndarray:
