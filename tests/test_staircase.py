@@ -22,11 +22,13 @@ def random_rqm(rng: random.Random) -> RQM:
     return RQM(c=F(rng.randint(1, 8), 4), delta=F(rng.randint(1, 8), 4), m=rng.randint(3, 9), q=F(rng.randint(1, 9), 10))
 
 
-def parts(mech: RQM):
+def parts(mech: RQM, n: int):
+    """(engine, clients, λ, log C, the count of K's trials): the component the bounds reduce the
+    n − 1 others to (single clients or homogeneous blocks, secagg.others_component)."""
     engine = make_engine("fast")
     clients = [engine.client(mech, p) for p in mech.breakpoints()]
-    share, component = secagg.common_component(mech)
-    return engine, clients, float(share), engine.from_mpmath(component)
+    component = secagg.others_component(mech, n - 1)
+    return engine, clients, component.share, component.log_component, component.blocks
 
 
 def linear_divergence(p: np.ndarray, q: np.ndarray, alpha: float) -> float:
@@ -42,7 +44,7 @@ def linear_divergence(p: np.ndarray, q: np.ndarray, alpha: float) -> float:
 def test_divergence_is_non_increasing_in_k(seed):
     """The fact the staircase rests on: adding C to both laws (data processing)."""
     mech = random_rqm(random.Random(seed))
-    engine, clients, share, component = parts(mech)
+    engine, clients, share, component, _ = parts(mech, 13)
     sums = staircase._Sums(engine, component, clients)
     for alpha in (1.0, 2.0, 10.0):
         values = [engine.divergences_both(sums.total(0, k)[None], sums.total(len(clients) - 1, k)[None], [alpha])[0][0][0]
@@ -55,11 +57,11 @@ def test_staircase_is_above_the_bound_over_every_k_and_within_its_tolerance(seed
     rng = random.Random(100 + seed)
     mech, n = random_rqm(rng), rng.randint(30, 120)
     alphas = [1.0, 1.5, 2.0, 10.0]
-    engine, clients, share, component = parts(mech)
+    engine, clients, share, component, count = parts(mech, n)
     every_k = secagg._MixtureBound(mech, n, alphas, engine, clients).bound()
     tolerance = 0.01
-    bound = staircase.Bound(engine, component, share, clients, n - 1, alphas, tolerance)
-    assert bound.grid[0] == 0 and bound.grid == sorted(set(bound.grid)) and bound.grid[-1] == n - 1
+    bound = staircase.Bound(engine, component, share, clients, count, alphas, tolerance)
+    assert bound.grid[0] == 0 and bound.grid == sorted(set(bound.grid)) and bound.grid[-1] == count
     for alpha, full, stair in zip(alphas, every_k, bound.values):
         assert full * (1 - 1e-10) <= stair <= full * (1 + tolerance) + 1e-12, f"{mech!r} n={n} α={alpha}"
 
@@ -70,8 +72,8 @@ def test_staircase_is_above_the_exhaustive_maximum(seed):
     mech, n = random_rqm(rng), rng.randint(3, 6)
     alphas = [1.0, 2.0, 10.0]
     exhaustive = secagg.search(mech, n, alphas, make_engine("fast"), budget=secagg.MAX_BUDGET)
-    engine, clients, share, component = parts(mech)
-    bound = staircase.Bound(engine, component, share, clients, n - 1, alphas, 0.005)
+    engine, clients, share, component, count = parts(mech, n)
+    bound = staircase.Bound(engine, component, share, clients, count, alphas, 0.005)
     for alpha, value, upper in zip(alphas, exhaustive.values, bound.values):
         assert upper >= value * (1 - 1e-12), f"{mech!r} n={n} α={alpha}"
 
@@ -81,13 +83,13 @@ def test_staircase_recomputed_from_its_definition_in_the_linear_domain():
     the maximum over the pairs and directions: the module's value (which rules pairs out)."""
     mech, n = RQM(c=F(3, 2), delta=F(3, 2), m=8, q=F(21, 50)), 60
     alphas = [1.0, 2.0, 5.0]
-    engine, clients, share, component = parts(mech)
-    bound = staircase.Bound(engine, component, share, clients, n - 1, alphas, 0.005)
+    engine, clients, share, component, count = parts(mech, n)
+    bound = staircase.Bound(engine, component, share, clients, count, alphas, 0.005)
     linear = [np.exp(client) for client in clients]
     power = {0: np.ones(1)}
-    for k in range(1, n):
+    for k in range(1, count + 1):
         power[k] = np.convolve(power[k - 1], np.exp(component))
-    weights = np.exp(staircase.cell_log_weights(staircase.log_binomial_weights(n - 1, share), bound.grid))
+    weights = np.exp(staircase.cell_log_weights(staircase.log_binomial_weights(count, share), bound.grid))
     expected = np.full(len(alphas), -np.inf)
     for i in range(len(clients)):
         for j in range(len(clients)):
@@ -112,8 +114,7 @@ def test_certified_upper_falls_back_to_the_staircase_where_the_search_does_not_f
         upper, text = secagg.certified_upper(mech, n, alphas, engine)
     assert "staircase" in text and "exhaustive over" in text
     assert "(the search does not fit: it needs about" in text and "over the budget of" in text
-    engine, clients, share, component = parts(mech)
-    every_k = secagg._MixtureBound(mech, n, alphas[:-1], engine, clients).bound()
+    every_k = secagg._MixtureBound(mech, n, alphas[:-1], make_engine("fast"), parts(mech, n)[1]).bound()
     for alpha, value, bound in zip(alphas, found, upper):
         assert bound >= value, f"α={alpha}"
     for full, bound in zip(every_k, upper):
@@ -131,7 +132,7 @@ def test_per_round_pld_drops_the_common_component_where_it_does_not_fit():
     full = dominating.per_round_pld(mech, n)
     found = dominating.per_round_pld(mech, n, "found")
     assert "common component left out, as the search does not fit (it needs about" in fallback.family
-    assert "common component (λ" in full.family
+    assert "common component" in full.family and "(λ = " in full.family
     assert fallback.certified
     for eps in (0.0, 0.5, 1.0, 2.0):
         delta = fallback.pld.get_delta_for_epsilon(eps)

@@ -398,7 +398,7 @@ def test_common_component_bound_against_an_exact_rational_oracle():
     engine = make_engine("fast")
     clients = [engine.client(mech, p) for p in mech.breakpoints()]
     ours = secagg._MixtureBound(mech, n, [2.0], engine, clients)
-    assert ours.share == pytest.approx(float(share), rel=1e-14)
+    assert ours.component.share == pytest.approx(float(share), rel=1e-14)
     with mpmath.workdps(40):
         expected = float(mpmath.log(mpmath.mpf(best.numerator) / best.denominator))
     assert ours.bound()[0] == pytest.approx(expected, rel=1e-12)

@@ -19,7 +19,9 @@ word for word. The family whose envelope is taken (:func:`per_round_pld`) is the
     clients' independent sum is a Markov kernel), j as large as the budget allows; and
     (2) *the others' common component* (affine mechanisms): with K ~ Binomial(n − 1, λ) of
     the others reduced to their shared part C, H_γ ≤ Σ_K P(K) H_γ(P_x * C^{*K} ‖ P_x′ * C^{*K})
-    for each pair (x, x′) — the PLD of the pair with K revealed, the K-weighted mixture of PLDs
+    for each pair (x, x′) — the PLD of the pair with K revealed, the K-weighted mixture of PLDs;
+    at large n with homogeneous blocks of others in place of single clients, K ~ Binomial(B, λ_g)
+    (:mod:`rdpcalc.worstcase.blocks`, which proves it for every H_γ)
     (where the search's memory estimate is over the budget, (1) alone, and the family says so:
     :func:`rdpcalc.worstcase.secagg.certified_upper` then bounds the Rényi curve without refusing,
     and ``account`` reports the smaller ε);
@@ -110,9 +112,8 @@ def per_round_pld(mechanism: Mechanism, clients_in_sum: int, per_round: str = "c
     if refused is not None:
         return _result(env, f"{text}; the others' common component left out, as the search does not fit ({refused})",
                        True)
-    share, mixed = _common_component(mechanism, clients, points, others, engine, h)
-    return _result(pldlib.smaller(env, mixed), f"the smaller of {text} and the others' common component "
-                                               f"(λ = {share:.4f})", True)
+    described, mixed = _common_component(mechanism, clients, points, others, engine, h)
+    return _result(pldlib.smaller(env, mixed), f"the smaller of {text} and {described}", True)
 
 
 def _data_processing_size(largest: int, kinds: int, pairs: int, budget: int) -> int:
@@ -191,21 +192,28 @@ def _exhaustive(clients, points, size: int, engine, h) -> pldlib.Envelope:
     return pldlib.envelope(_members(engine, totals, points, others_of, h), h)
 
 
-def _common_component(mechanism, clients, points, others: int, engine, h) -> tuple[float, pldlib.Envelope]:
+def _common_component(mechanism, clients, points, others: int, engine, h) -> tuple[str, pldlib.Envelope]:
     """The common-component bound (module docstring) for every ordered pair: each member is the
-    Binomial(others, λ) mixture over K of the pairs (P_x * C^{*K}, P_x′ * C^{*K})."""
-    share, rows, weights = _common_component_rows(mechanism, others, engine)
+    Binomial(B, λ) mixture over K of the pairs (P_x * C^{*K}, P_x′ * C^{*K}); its description."""
+    component, rows, weights = _common_component_rows(mechanism, others, engine)
     totals = [engine.add_client(client, rows) for client in clients]
-    text = f"K ~ Bin({others}, {share:.4f}) at the common component"
-    return share, pldlib.envelope(_members(engine, totals, points, lambda row: text, h, weights), h)
+    text = _component_label(component)
+    return component.describe(), pldlib.envelope(_members(engine, totals, points, lambda row: text, h, weights), h)
 
 
-def _common_component_rows(mechanism, others: int, engine) -> tuple[float, np.ndarray, np.ndarray]:
-    """(λ, the rows C^{*K} for K = 0 … others, the Binomial(others, λ) weights of K)."""
-    share, component = secagg.common_component(mechanism)
-    share = float(share)
-    rows = engine.powers(engine.from_mpmath(component), others)
-    return share, rows, np.exp(staircase.log_binomial_weights(others, share))
+def _component_label(component) -> str:
+    """A member's label: K's law and what it counts."""
+    counted = "the common component" if component.size == 1 else f"the common component of blocks of {component.size}"
+    return f"K ~ Bin({component.blocks}, {component.share:.4f}) at {counted}"
+
+
+def _common_component_rows(mechanism, others: int, engine) -> tuple:
+    """(the component the others reduce to, single clients or homogeneous blocks
+    (:func:`rdpcalc.worstcase.secagg.others_component`); its rows C^{*K} for K = 0 … B; the
+    Binomial(B, λ) weights of K)."""
+    component = secagg.others_component(mechanism, others)
+    rows = engine.powers(component.log_component, component.blocks)
+    return component, rows, np.exp(staircase.log_binomial_weights(component.blocks, component.share))
 
 
 def _relaxed(mechanism, n: int, engine, h) -> tuple[pldlib.Envelope, str]:
@@ -353,11 +361,11 @@ def _add_remove_family(mechanism, others: int, rate: float, engine, points, clie
     if size == others:
         return remove, add, "exhaustive"
     text = f"data processing to {size} others"
-    share, rows, weights = _common_component_rows(mechanism, others, engine)
-    label = f"K ~ Bin({others}, {share:.4f}) at the common component"
+    component, rows, weights = _common_component_rows(mechanism, others, engine)
+    label = _component_label(component)
     mixed_remove, mixed_add = _two_way_envelopes(options, rows, lambda row: label, rate, engine, h, weights)
     return (pldlib.smaller(remove, mixed_remove), pldlib.smaller(add, mixed_add),
-            f"the smaller of {text} and the common component (λ = {share:.4f})")
+            f"the smaller of {text} and {component.describe()}")
 
 
 def _add_remove_exhaustive(options, points, clients, size: int, rate, engine, h):
