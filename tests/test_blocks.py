@@ -1,5 +1,5 @@
-"""The others' common component in homogeneous blocks (rdpcalc.worstcase.blocks): the blocks every
-multiset holds, the envelope below every block's pmf in exact arithmetic, the bound above the
+"""The others' common component in blocks (rdpcalc.worstcase.blocks): the blocks every multiset
+holds within each class, the envelope below every block's pmf in exact arithmetic, the bound above the
 exhaustive maximum (fractions and floats), recomputed from its definition, and tighter than the
 single-client component at large n while staying above every configuration found."""
 
@@ -43,32 +43,43 @@ def exact_shared(component: blocks.Component) -> list[F]:
     return [F(float(v)) for v in np.exp(component.log_component) * component.share]
 
 
-@pytest.mark.parametrize("kinds,size", [(3, 2), (4, 3), (5, 2), (2, 5)])
-def test_guaranteed_blocks_is_the_least_over_every_multiset(kinds, size):
-    for others in range(0, 16):
-        least = min(sum(c // size for c in counts) for counts in itertools.product(range(others + 1), repeat=kinds)
-                    if sum(counts) == others)
-        assert blocks.guaranteed_blocks(others, kinds, size) == least
+@pytest.mark.parametrize("kinds,size", [(3, 2), (4, 3), (5, 2), (2, 5), (5, 3)])
+@pytest.mark.parametrize("partition", blocks.PARTITIONS)
+def test_guaranteed_blocks_is_the_least_over_every_multiset(kinds, size, partition):
+    """Σ over the classes of ⌊(others in the class)/g⌋, least over every multiset of the others."""
+    classes = blocks.classes_of(partition, kinds)
+    assert sorted(b for members in classes for b in members) == list(range(kinds))
+    for others in range(0, 14):
+        least = min(sum(sum(counts[b] for b in members) // size for members in classes)
+                    for counts in itertools.product(range(others + 1), repeat=kinds) if sum(counts) == others)
+        assert blocks.guaranteed_blocks(others, len(classes), size) == least
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("size", [1, 2, 3])
-def test_the_envelope_lies_below_every_block_in_exact_arithmetic(seed, size):
-    """λ·C(d) ≤ Q_b(a + d) for some shift a, for every breakpoint b, Q_b = P_b^{*g} in fractions."""
+@pytest.mark.parametrize("partition", blocks.PARTITIONS)
+def test_the_envelope_lies_below_every_block_in_exact_arithmetic(seed, size, partition):
+    """λ·C(d) ≤ Q_A(a + d) for some shift a, for every multiset A of g breakpoints of one class,
+    Q_A the convolution of their pmfs in fractions."""
     rng = random.Random(seed)
     mech = random_rqm(rng)
-    component = blocks.homogeneous_blocks(float_pmfs(mech), 20, size)
+    points = list(mech.breakpoints())
+    component = blocks.block_component(float_pmfs(mech), 20, size, partition)
     shared = exact_shared(component)
     assert 0 < component.share <= 1 and float(np.exp(component.log_component).sum()) == pytest.approx(1, abs=1e-12)
-    for b in mech.breakpoints():
-        power = exact_power(rqm_pmf_by_enumeration(mech.c, mech.delta, mech.m, mech.q, b), size)
-        assert any(all(v <= (power[a + d] if 0 <= a + d < len(power) else 0) for d, v in enumerate(shared))
-                   for a in range(-len(shared), len(power))), f"{mech!r} b={b}"
+    pmfs = [rqm_pmf_by_enumeration(mech.c, mech.delta, mech.m, mech.q, b) for b in points]
+    for members in blocks.classes_of(partition, len(points)):
+        for multiset in itertools.combinations_with_replacement(members, size):
+            total = [F(1)]
+            for b in multiset:
+                total = convolve_fractions(total, pmfs[b])
+            assert any(all(v <= (total[a + d] if 0 <= a + d < len(total) else 0) for d, v in enumerate(shared))
+                       for a in range(-len(shared), len(total))), f"{mech!r} {multiset}"
 
 
 def test_single_clients_give_the_common_component():
     mech = RQM(c=F(3, 2), delta=F(3, 2), m=16, q=F(21, 50))
-    ours = blocks.homogeneous_blocks(float_pmfs(mech), 39, 1)
+    ours = blocks.block_component(float_pmfs(mech), 39, 1)
     share, component = secagg.common_component(mech)
     assert ours.blocks == 39 and ours.share == pytest.approx(float(share), rel=1e-8)
     assert np.exp(ours.log_component) == pytest.approx([float(v) for v in component], rel=1e-8, abs=1e-300)
@@ -94,18 +105,20 @@ def _block_bound_d2(pmfs: dict, component: blocks.Component) -> F:
                for x, y in itertools.permutations(pmfs, 2))
 
 
-@pytest.mark.parametrize("c,delta,m,q,n,size", [
-    (F(1), F(1), 4, F(2, 5), 9, 2),
-    (F(1), F(1, 2), 3, F(3, 10), 10, 3),
-    (F(3, 4), F(1), 4, F(7, 10), 8, 2),
+@pytest.mark.parametrize("c,delta,m,q,n,size,partition", [
+    (F(1), F(1), 4, F(2, 5), 9, 2, blocks.PARTITIONS[0]),
+    (F(1), F(1, 2), 3, F(3, 10), 10, 3, blocks.PARTITIONS[0]),
+    (F(3, 4), F(1), 4, F(7, 10), 8, 2, blocks.PARTITIONS[0]),
+    (F(1), F(1), 4, F(2, 5), 8, 2, blocks.PARTITIONS[1]),
+    (F(1), F(1), 5, F(2, 5), 7, 3, blocks.PARTITIONS[2]),
 ])
-def test_the_block_bound_is_above_the_exhaustive_maximum_in_fractions(c, delta, m, q, n, size):
+def test_the_block_bound_is_above_the_exhaustive_maximum_in_fractions(c, delta, m, q, n, size, partition):
     """The theorem itself, exactly at α = 2: every multiset of the n − 1 others and every ordered
     pair, against the bound recomputed in fractions; and the engine's value of the bound."""
     mech = RQM(c=c, delta=delta, m=m, q=q)
     points = list(mech.breakpoints())
     pmfs = {x: rqm_pmf_by_enumeration(c, delta, m, q, x) for x in points}
-    component = blocks.homogeneous_blocks(float_pmfs(mech), n - 1, size)
+    component = blocks.block_component(float_pmfs(mech), n - 1, size, partition)
     assert component.blocks > 0
     bound = _block_bound_d2(pmfs, component)
     worst = F(0)
@@ -140,14 +153,14 @@ def test_the_block_bound_is_above_the_exhaustive_maximum_in_floats(seed):
     exhaustive = secagg.search(mech, n, alphas, engine, budget=secagg.MAX_BUDGET)
     clients = [engine.client(mech, p) for p in mech.breakpoints()]
     log_pmfs = np.exp(np.array(clients))
-    for size in (2, 3):
-        component = blocks.homogeneous_blocks(log_pmfs, n - 1, size)
+    for size, partition in itertools.product((2, 3), blocks.PARTITIONS):
+        component = blocks.block_component(log_pmfs, n - 1, size, partition)
         if component.blocks == 0:
             continue
         bound = staircase.Bound(engine, component.log_component, component.share, clients, component.blocks,
                                 alphas[:-1], 0.005).values
         for alpha, value, upper in zip(alphas, exhaustive.values, bound):
-            assert upper >= value * (1 - 1e-12), f"{mech!r} n={n} g={size} α={alpha}"
+            assert upper >= value * (1 - 1e-12), f"{mech!r} n={n} g={size} {partition} α={alpha}"
 
 
 def test_blocks_tighten_the_headline_at_large_n_and_stay_above_what_is_found():
@@ -158,7 +171,7 @@ def test_blocks_tighten_the_headline_at_large_n_and_stay_above_what_is_found():
     engine = make_engine("fast")
     clients = [engine.client(mech, p) for p in mech.breakpoints()]
     chosen = secagg.others_component(mech, n - 1)
-    assert chosen.size > 1 and chosen.kept_variance() > blocks.homogeneous_blocks(float_pmfs(mech), n - 1, 1).kept_variance()
+    assert chosen.size > 1 and chosen.kept_variance() > blocks.block_component(float_pmfs(mech), n - 1, 1).kept_variance()
     ours = secagg._MixtureBound(mech, n, alphas, engine, clients).bound()
     share, component = secagg.common_component(mech)
     single = staircase.Bound(engine, engine.from_mpmath(component), float(share), clients, n - 1, alphas, 0.0).values

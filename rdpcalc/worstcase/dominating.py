@@ -20,7 +20,7 @@ word for word. The family whose envelope is taken (:func:`per_round_pld`) is the
     (2) *the others' common component* (affine mechanisms): with K ~ Binomial(n − 1, λ) of
     the others reduced to their shared part C, H_γ ≤ Σ_K P(K) H_γ(P_x * C^{*K} ‖ P_x′ * C^{*K})
     for each pair (x, x′) — the PLD of the pair with K revealed, the K-weighted mixture of PLDs;
-    at large n with homogeneous blocks of others in place of single clients, K ~ Binomial(B, λ_g)
+    at large n with blocks of others in place of single clients, K ~ Binomial(B, λ_g)
     (:mod:`rdpcalc.worstcase.blocks`, which proves it for every H_γ)
     (where the search's memory estimate is over the budget, (1) alone, and the family says so:
     :func:`rdpcalc.worstcase.secagg.certified_upper` then bounds the Rényi curve without refusing,

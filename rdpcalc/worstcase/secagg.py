@@ -55,13 +55,14 @@ alone. With K ~ Binomial(n − 1, λ):
 
 Σ_K P(K) D_1(…) for KL and max_K D_∞(…) for α = ∞, maximised over the pairs (x, x′) (it is
 Theorem A with every breakpoint soft and every residual dropped). At large n the same bound
-holds with blocks of g others at one breakpoint in place of single clients
-(:mod:`rdpcalc.worstcase.blocks`: every multiset holds B = ⌈(n − 1 − r(g − 1))/g⌉ such blocks,
-the rest dropped by data processing, and K ~ Binomial(B, λ_g) for the envelope λ_g·C_g of the
-blocks' pmfs P_b^{*g}); the block size is the one whose B·λ_g·Var(C_g) is the largest
-(:func:`others_component`: single clients at n = 40 for RQM's headline, 117 blocks of 8 at
-n = 1000, where the bound falls from 1.76 to 1.19 times the value found). ``certified_upper``
-is the smallest of these, per order.
+holds with blocks of g others in place of single clients (:mod:`rdpcalc.worstcase.blocks`: with
+the breakpoints split into c classes, every multiset holds B = ⌈(n − 1 − c(g − 1))/g⌉ blocks
+of g others within one class, the rest dropped by data processing, and K ~ Binomial(B, λ_g)
+for the envelope λ_g·C_g of the blocks' pmfs); the block size and classes are those whose
+B·λ_g·Var(C_g) is the largest (:func:`others_component`: single clients at n = 40 for RQM's
+headline, 123 blocks of 8 at n = 1000 — each at one end breakpoint or among the interior ones —
+where the bound falls from 1.76 to 1.13 times the value found). ``certified_upper`` is the
+smallest of these, per order.
 
 *Where the search does not fit in memory* (its estimate over the budget: RQM with 66 levels
 at n = 1000 needs about 29 GiB for the bound above over every K), :func:`certified_upper` —
@@ -1181,9 +1182,9 @@ def common_component(mechanism: Mechanism, dps: int = 40) -> tuple[mpmath.mpf, l
 
 
 def others_component(mechanism: Mechanism, others: int) -> blocks.Component:
-    """What the common-component bounds reduce the ``others`` to: homogeneous blocks of the size
+    """What the common-component bounds reduce the ``others`` to: blocks of the size and classes
     whose kept variance is the largest (:func:`rdpcalc.worstcase.blocks.best_block`, which proves
-    the bound for every size); for single clients (g = 1), :func:`common_component` (40 digits)."""
+    the bound for every choice); for single clients (g = 1), :func:`common_component` (40 digits)."""
     quick = FastEngine()
     clients = [quick.client(mechanism, p) for p in mechanism.breakpoints()]
     chosen = blocks.best_block(_linear_pmfs(quick, clients), others)
@@ -1195,7 +1196,7 @@ def others_component(mechanism: Mechanism, others: int) -> blocks.Component:
 
 class _MixtureBound:
     """The common-component bound of the module docstring for each ordered pair (x, x′), in
-    homogeneous blocks where they keep more of the others' variance (:func:`others_component`):
+    blocks of others where they keep more of the others' variance (:func:`others_component`):
     K ~ Binomial(B, λ) blocks reduced to their common component C. Screened per pair;
     :meth:`bound` recomputes accurately the pairs near the top."""
 
