@@ -397,8 +397,9 @@ def test_common_component_bound_against_an_exact_rational_oracle():
                for x, y in itertools.permutations(points, 2))
     engine = make_engine("fast")
     clients = [engine.client(mech, p) for p in mech.breakpoints()]
-    ours = secagg._MixtureBound(mech, n, [2.0], engine, clients)
-    assert ours.component.share == pytest.approx(float(share), rel=1e-14)
+    ours = secagg._MixtureBound(mech, n, [2.0], engine, clients, components=[secagg.others_component(mech, n - 1)])
+    assert ours.components[0].share == pytest.approx(float(share), rel=1e-14)
+    assert secagg._MixtureBound(mech, n, [2.0], engine, clients).bound()[0] <= ours.bound()[0] * (1 + 1e-12)
     with mpmath.workdps(40):
         expected = float(mpmath.log(mpmath.mpf(best.numerator) / best.denominator))
     assert ours.bound()[0] == pytest.approx(expected, rel=1e-12)

@@ -78,6 +78,8 @@ MIN_BLOCKS = 24
 MOST_BLOCK_PMFS = 20_000
 #: or where they cost more than this many multiply-adds (pmfs × the block's width × m)
 BLOCK_WORK = 2e8
+#: or where they take more than this many bytes (pmfs × the block's width × 8)
+BLOCK_BYTES = 32 * 2**20
 #: the envelope is lowered by this relative amount (above the float error of the sums)
 MARGIN = 1e-9
 #: entries of the float sums below this are set to 0 (their relative error is not bounded)
@@ -184,18 +186,20 @@ def block_component(pmfs: np.ndarray, others: int, size: int, partition: str = P
 
 
 def best_block(pmfs: np.ndarray, others: int, sizes: Sequence[int] = BLOCK_SIZES,
-               partitions: Sequence[str] = PARTITIONS) -> Component:
+               partitions: Sequence[str] = PARTITIONS, fewest: int = MIN_BLOCKS) -> Component:
     """The component of the block size and partition with the largest kept variance B·λ·Var(C)
-    (module docstring), among those that leave at least MIN_BLOCKS blocks and whose block pmfs
-    number at most MOST_BLOCK_PMFS and cost at most BLOCK_WORK (single clients always)."""
+    (module docstring), among those that leave at least ``fewest`` blocks and whose block pmfs
+    number at most MOST_BLOCK_PMFS and cost at most BLOCK_WORK and BLOCK_BYTES (single clients
+    always)."""
     kinds, outputs = pmfs.shape
     best = block_component(pmfs, others, 1)
     for partition in partitions:
         classes = classes_of(partition, kinds)
         for size in sizes:
             count = block_pmfs_count(classes, size)
-            if (size == 1 or guaranteed_blocks(others, len(classes), size) < MIN_BLOCKS or count > MOST_BLOCK_PMFS
-                    or count * size * outputs * outputs > BLOCK_WORK):
+            if (size == 1 or guaranteed_blocks(others, len(classes), size) < max(1, fewest) or count > MOST_BLOCK_PMFS
+                    or count * size * outputs * outputs > BLOCK_WORK
+                    or 8 * count * (size * (outputs - 1) + 1) > BLOCK_BYTES):
                 continue
             component = block_component(pmfs, others, size, partition)
             if component.kept_variance() > best.kept_variance():

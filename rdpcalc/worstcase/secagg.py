@@ -1079,7 +1079,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
     def common(orders):
         built = mixture if mixture is not None and mixture.alphas == list(orders) else \
             _MixtureBound(mechanism, n, orders, engine, clients)
-        shares.append(built.component.describe())
+        shares.append(built.describe())
         return built.bound()
 
     def tight(orders):
@@ -1183,42 +1183,69 @@ def common_component(mechanism: Mechanism, dps: int = 40) -> tuple[mpmath.mpf, l
 
 def others_component(mechanism: Mechanism, others: int) -> blocks.Component:
     """What the common-component bounds reduce the ``others`` to: blocks of the size and classes
-    whose kept variance is the largest (:func:`rdpcalc.worstcase.blocks.best_block`, which proves
-    the bound for every choice); for single clients (g = 1), :func:`common_component` (40 digits)."""
+    whose kept variance is the largest, with at least MIN_BLOCKS blocks
+    (:func:`rdpcalc.worstcase.blocks.best_block`, which proves the bound for every choice); for
+    single clients (g = 1), :func:`common_component` (40 digits)."""
+    return others_components(mechanism, others)[0]
+
+
+def others_components(mechanism: Mechanism, others: int) -> list[blocks.Component]:
+    """:func:`others_component`, and after it the blocks that keep the most variance with fewer
+    than MIN_BLOCKS blocks where they keep more (tighter at low orders, and perhaps looser at
+    high ones: a bound takes the smaller of the two at each order)."""
     quick = FastEngine()
     clients = [quick.client(mechanism, p) for p in mechanism.breakpoints()]
-    chosen = blocks.best_block(_linear_pmfs(quick, clients), others)
-    if chosen.size > 1:
-        return chosen
-    share, component = common_component(mechanism)
-    return blocks.Component(1, others, float(share), quick.from_mpmath(component))
+    pmfs = _linear_pmfs(quick, clients)
+    chosen = blocks.best_block(pmfs, others)
+    if chosen.size == 1:
+        share, component = common_component(mechanism)
+        chosen = blocks.Component(1, others, float(share), quick.from_mpmath(component))
+    fewer = blocks.best_block(pmfs, others, fewest=1)
+    return [chosen] if fewer.kept_variance() <= chosen.kept_variance() else [chosen, fewer]
 
 
 class _MixtureBound:
-    """The common-component bound of the module docstring for each ordered pair (x, x′), in
-    blocks of others where they keep more of the others' variance (:func:`others_component`):
-    K ~ Binomial(B, λ) blocks reduced to their common component C. Screened per pair;
-    :meth:`bound` recomputes accurately the pairs near the top."""
+    """The common-component bound of the module docstring for each ordered pair (x, x′), for each
+    of a few reductions of the others (:func:`others_components`: single clients, or blocks of
+    others where they keep more of the others' variance): K ~ Binomial(B, λ) blocks reduced to
+    their common component C; each pair's bound is the smallest of them at each order (each is
+    an upper bound of that pair's divergence; ``components`` chooses them instead). Screened per
+    pair; :meth:`bound` recomputes accurately the pairs near the top."""
 
-    def __init__(self, mechanism, n, alphas, engine, clients, report: Callable[[int], None] | None = None):
-        self.component = others_component(mechanism, n - 1)
+    def __init__(self, mechanism, n, alphas, engine, clients, report: Callable[[int], None] | None = None,
+                 components: Sequence[blocks.Component] | None = None):
+        self.components = list(components or others_components(mechanism, n - 1))
         self.engine, self.alphas = engine, list(alphas)
-        rows = engine.powers(self.component.log_component, self.component.blocks)
-        self.log_weights = staircase.log_binomial_weights(self.component.blocks, self.component.share)
-        self.totals = [engine.add_client(client, rows) for client in clients]
+        self.parts = []  # (component, log weights of K, every client's totals)
+        for component in self.components:
+            rows = engine.powers(component.log_component, component.blocks)
+            self.parts.append((component, staircase.log_binomial_weights(component.blocks, component.share),
+                               [engine.add_client(client, rows) for client in clients]))
         self.screened = {}
         for done, (i, j) in enumerate(_all_pairs(len(clients))):
-            forward, backward = engine.screen_both(self.totals[i], self.totals[j], self.alphas)
-            self.screened[i, j] = staircase.mixed(forward, self.log_weights, self.alphas)
-            self.screened[j, i] = staircase.mixed(backward, self.log_weights, self.alphas)
+            sides = [self._mixed(engine.screen_both(totals[i], totals[j], self.alphas), log_weights)
+                     for _, log_weights, totals in self.parts]
+            self.screened[i, j] = np.min([forward for forward, _ in sides], axis=0)
+            self.screened[j, i] = np.min([backward for _, backward in sides], axis=0)
             if report is not None:
                 report(done + 1)
+        self.clients = len(clients)
+
+    def describe(self) -> str:
+        """The reductions in words, for the certificate's text."""
+        texts = [component.describe() for component in self.components]
+        return texts[0] if len(texts) == 1 else "the smaller at each order of " + " and ".join(texts)
+
+    def _mixed(self, both, log_weights):
+        """Each direction's mixture over K of the values of ``both`` (forward, backward)."""
+        return [staircase.mixed(np.array(values, dtype=float).reshape(-1, len(self.alphas)), log_weights, self.alphas)
+                for values in both]
 
     def pairs_reaching(self, lower: np.ndarray, orders: Sequence[int], mirror: bool):
         """The unordered pairs whose bound, in either direction, reaches ``lower`` (values at the
         orders ``orders``) at some order — the only pairs that can beat a value already found —
         with their mirror images when ``mirror``; and the largest bound of the other pairs."""
-        last = len(self.totals) - 1
+        last = self.clients - 1
         reach = {tuple(sorted(pair)) for pair, values in self.screened.items()
                  if np.any(values[list(orders)] >= _cut(lower))}
         if mirror:
@@ -1227,14 +1254,15 @@ class _MixtureBound:
         return sorted(reach), np.max(rest, axis=0) if rest else np.full(len(orders), -np.inf)
 
     def bound(self) -> np.ndarray:
-        """max over the ordered pairs of the bound, per order."""
+        """max over the ordered pairs of the bound (the smallest of the reductions'), per order."""
         cut = _cut(np.max(list(self.screened.values()), axis=0))
         chosen = {tuple(sorted(pair)) for pair, values in self.screened.items() if np.any(values >= cut)}
         bound = np.full(len(self.alphas), -np.inf)
         for i, j in sorted(chosen):
-            for values in self.engine.divergences_both(self.totals[i], self.totals[j], self.alphas):
-                per_power = np.array(values, dtype=float).reshape(self.component.blocks + 1, len(self.alphas))
-                bound = np.maximum(bound, staircase.mixed(per_power, self.log_weights, self.alphas))
+            sides = [self._mixed(self.engine.divergences_both(totals[i], totals[j], self.alphas), log_weights)
+                     for _, log_weights, totals in self.parts]
+            for direction in range(2):
+                bound = np.maximum(bound, np.min([side[direction] for side in sides], axis=0))
         return bound
 
 
