@@ -6,6 +6,8 @@ import itertools
 import math
 from fractions import Fraction
 
+import numpy as np
+
 
 def rqm_pmf_by_enumeration(c: Fraction, delta: Fraction, m: int, q: Fraction, x: Fraction) -> list[Fraction]:
     """RQM's output pmf by running Algorithm 2 over every subset of interior levels, exactly."""
@@ -49,6 +51,16 @@ def renyi_float(p: list[float], q: list[float], alpha: float) -> float:
     if alpha == 1:
         return sum(x * math.log(x / y) for x, y in zip(p, q) if x > 0)
     return math.log(sum(x**alpha * y ** (1 - alpha) for x, y in zip(p, q) if x > 0)) / (alpha - 1)
+
+
+def renyi_linear(p: np.ndarray, q: np.ndarray, alpha: float) -> float:
+    """D_α of two linear pmfs (numpy arrays) from the definition, its sum taken in the log domain
+    (α = 1: KL), so tails far below the float range of q^{1−α} do not overflow."""
+    kept = p > 0
+    if alpha == 1:
+        return float(np.sum(p[kept] * np.log(p[kept] / q[kept])))
+    terms = alpha * np.log(p[kept]) + (1 - alpha) * np.log(q[kept])
+    return float(terms.max() + np.log(np.sum(np.exp(terms - terms.max())))) / (alpha - 1)
 
 
 def qgauss_pmf_by_quadrature(x, sigma, k: int, clip, dps: int = 40) -> list:

@@ -50,7 +50,7 @@ is within a relative g(m + 2)·2⁻⁵² + 1e−12·g (products that underflow l
 a relative 1e−50 of such an entry) of the exact Q_A: below MARGIN (asserted), so λ·C(d) ≤
 Q_A(a_A + d) for the exact Q_A; an entry set to 0 is below it trivially.
 
-**Which blocks** (:func:`best_block`): any g and partition give a valid bound, so they are
+**Which blocks** (:func:`best_blocks`): any g and partition give a valid bound, so they are
 chosen by a proxy of the bound's noise, B·λ·Var(C) (the variance the bound keeps, the
 divergence of a normal location pair being inverse to it), over BLOCK_SIZES and PARTITIONS
 within MOST_BLOCK_PMFS block pmfs, with at least MIN_BLOCKS blocks (with few blocks the
@@ -106,7 +106,7 @@ class Component:
         return float(weights @ (points - mean) ** 2)
 
     def kept_variance(self) -> float:
-        """B·λ·Var(C): the variance of the others' sum the bound keeps (the proxy of :func:`best_block`)."""
+        """B·λ·Var(C): the variance of the others' sum the bound keeps (the proxy of :func:`best_blocks`)."""
         return self.blocks * self.share * self.variance()
 
     def describe(self) -> str:
@@ -153,6 +153,23 @@ def _block_sums(pmfs: np.ndarray, members: Sequence[int], size: int) -> Iterator
     yield from grow(0, 0, np.ones(1))
 
 
+def aligned_minimum(rows: np.ndarray, anchors: np.ndarray) -> tuple[np.ndarray, int]:
+    """min over the rows of row(anchor + d), for d from −max(anchors) to width − 1 − min(anchors)
+    (0 outside a row), trimmed to its nonzero span: (the minimum, its first d). An all-zero
+    minimum gives (an empty array, 0)."""
+    width = rows.shape[1]
+    low, high = -int(anchors.max()), width - int(anchors.min())
+    shared = np.full(high - low, np.inf)
+    for row, anchor in zip(rows, anchors):
+        aligned = np.zeros(high - low)
+        aligned[-low - anchor : -low - anchor + width] = row
+        np.minimum(shared, aligned, out=shared)
+    kept = np.nonzero(shared)[0]
+    if not len(kept):
+        return np.zeros(0), 0
+    return shared[kept[0] : kept[-1] + 1], low + int(kept[0])
+
+
 def block_component(pmfs: np.ndarray, others: int, size: int, partition: str = PARTITIONS[0]) -> Component:
     """The component of the module docstring for blocks of ``size`` (g) others within the classes
     of ``partition``, from the float pmfs of the breakpoints (rows, on {0 … m − 1}) among which
@@ -163,45 +180,39 @@ def block_component(pmfs: np.ndarray, others: int, size: int, partition: str = P
     classes = classes_of(partition, kinds)
     sums = np.array([row for members in classes for row in _block_sums(pmfs, members, size)])
     sums = np.where(sums >= TINY, sums, 0.0)
-    width = sums.shape[1]
     if size == 1:
         anchors = sums.argmax(axis=1)
     else:
-        anchors = np.floor(sums @ np.arange(width) / sums.sum(axis=1) + 0.5).astype(int)
-    low, high = -int(anchors.max()), width - int(anchors.min())
-    shared = np.full(high - low, np.inf)
-    for row, anchor in zip(sums, anchors):
-        aligned = np.zeros(high - low)
-        aligned[-low - anchor : -low - anchor + width] = row
-        np.minimum(shared, aligned, out=shared)
-    shared *= 1.0 - MARGIN
+        anchors = np.floor(sums @ np.arange(sums.shape[1]) / sums.sum(axis=1) + 0.5).astype(int)
+    shared, _ = aligned_minimum(sums, anchors)
+    shared = shared * (1.0 - MARGIN)
     blocks = guaranteed_blocks(others, len(classes), size)
-    kept = np.nonzero(shared)[0]
-    if not len(kept):
+    if not len(shared):
         return Component(size, blocks, 0.0, np.zeros(1), partition)
-    shared = shared[kept[0] : kept[-1] + 1]
     share = float(shared.sum())
     with np.errstate(divide="ignore"):
         return Component(size, blocks, share, np.log(shared / share), partition)
 
 
-def best_block(pmfs: np.ndarray, others: int, sizes: Sequence[int] = BLOCK_SIZES,
-               partitions: Sequence[str] = PARTITIONS, fewest: int = MIN_BLOCKS) -> Component:
-    """The component of the block size and partition with the largest kept variance B·λ·Var(C)
-    (module docstring), among those that leave at least ``fewest`` blocks and whose block pmfs
-    number at most MOST_BLOCK_PMFS and cost at most BLOCK_WORK and BLOCK_BYTES (single clients
-    always)."""
+def best_blocks(pmfs: np.ndarray, others: int, sizes: Sequence[int] = BLOCK_SIZES,
+                partitions: Sequence[str] = PARTITIONS) -> tuple[Component, Component]:
+    """The components of the block size and partition with the largest kept variance B·λ·Var(C)
+    (module docstring): among those that leave at least MIN_BLOCKS blocks, and among those that
+    leave at least one; each choice's block pmfs number at most MOST_BLOCK_PMFS and cost at most
+    BLOCK_WORK and BLOCK_BYTES (single clients are always a choice)."""
     kinds, outputs = pmfs.shape
-    best = block_component(pmfs, others, 1)
+    best = fewer = block_component(pmfs, others, 1)
     for partition in partitions:
         classes = classes_of(partition, kinds)
         for size in sizes:
             count = block_pmfs_count(classes, size)
-            if (size == 1 or guaranteed_blocks(others, len(classes), size) < max(1, fewest) or count > MOST_BLOCK_PMFS
-                    or count * size * outputs * outputs > BLOCK_WORK
+            blocks = guaranteed_blocks(others, len(classes), size)
+            if (size == 1 or blocks == 0 or count > MOST_BLOCK_PMFS or count * size * outputs * outputs > BLOCK_WORK
                     or 8 * count * (size * (outputs - 1) + 1) > BLOCK_BYTES):
                 continue
             component = block_component(pmfs, others, size, partition)
-            if component.kept_variance() > best.kept_variance():
+            if blocks >= MIN_BLOCKS and component.kept_variance() > best.kept_variance():
                 best = component
-    return best
+            if component.kept_variance() > fewer.kept_variance():
+                fewer = component
+    return best, fewer

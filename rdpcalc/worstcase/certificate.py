@@ -122,6 +122,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..numerics import trees
+from .blocks import aligned_minimum
 from .remembered import Remembered
 
 #: Theorem A's nodes are refined until they are within this relative distance of the value found
@@ -284,13 +285,7 @@ def split(pmfs: np.ndarray, exact: Sequence[int], soft: Sequence[int]) -> Split:
     docstring, Theorem A)."""
     rows = pmfs[list(soft)]
     modes = rows.argmax(axis=1)
-    width = rows.shape[1]
-    offsets = range(-int(modes.max()), width - int(modes.min()))
-    shared = np.array([min(row[mode + d] if 0 <= mode + d < width else 0.0 for row, mode in zip(rows, modes))
-                       for d in offsets])
-    kept = np.nonzero(shared)[0]
-    shared = shared[kept[0] : kept[-1] + 1]
-    first = offsets[kept[0]]
+    shared, first = aligned_minimum(rows, modes)
     share = float(shared.sum())
     residuals = np.empty_like(rows)
     for index, (row, mode) in enumerate(zip(rows, modes)):

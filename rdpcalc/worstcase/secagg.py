@@ -61,7 +61,9 @@ of g others within one class, the rest dropped by data processing, and K ~ Binom
 for the envelope λ_g·C_g of the blocks' pmfs); the block size and classes are those whose
 B·λ_g·Var(C_g) is the largest (:func:`others_component`: single clients at n = 40 for RQM's
 headline, 123 blocks of 8 at n = 1000 — each at one end breakpoint or among the interior ones —
-where the bound falls from 1.76 to 1.13 times the value found). ``certified_upper`` is the
+where the bound falls from 1.76 to 1.13 times the value found); the mixture bound takes at each
+order the smaller of that and the blocks that keep the most variance with fewer than MIN_BLOCKS
+blocks (:func:`others_components`). ``certified_upper`` is the
 smallest of these, per order.
 
 *Where the search does not fit in memory* (its estimate over the budget: RQM with 66 levels
@@ -782,6 +784,8 @@ def _wrapped_grid(mechanism: Mechanism, n: int) -> tuple[Fraction, ...]:
 
 #: the branch-and-bound outcomes of the last few questions (a search asks, then its certificate)
 _wrapped_memory = Remembered(8)
+#: the reductions of the others (:func:`others_components`) of the last few queries
+_components_memory = Remembered(8)
 
 
 def _wrapped_outcome(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, found) -> wrapped.Outcome:
@@ -1184,7 +1188,7 @@ def common_component(mechanism: Mechanism, dps: int = 40) -> tuple[mpmath.mpf, l
 def others_component(mechanism: Mechanism, others: int) -> blocks.Component:
     """What the common-component bounds reduce the ``others`` to: blocks of the size and classes
     whose kept variance is the largest, with at least MIN_BLOCKS blocks
-    (:func:`rdpcalc.worstcase.blocks.best_block`, which proves the bound for every choice); for
+    (:func:`rdpcalc.worstcase.blocks.best_blocks`, which proves the bound for every choice); for
     single clients (g = 1), :func:`common_component` (40 digits)."""
     return others_components(mechanism, others)[0]
 
@@ -1192,16 +1196,20 @@ def others_component(mechanism: Mechanism, others: int) -> blocks.Component:
 def others_components(mechanism: Mechanism, others: int) -> list[blocks.Component]:
     """:func:`others_component`, and after it the blocks that keep the most variance with fewer
     than MIN_BLOCKS blocks where they keep more (tighter at low orders, and perhaps looser at
-    high ones: a bound takes the smaller of the two at each order)."""
+    high ones: a bound takes the smaller of the two at each order). Remembered for the last few
+    (mechanism, others): one query asks for them several times (the search, its certificate,
+    the PLD family)."""
+    return list(_components_memory.get((mechanism, others), lambda: _others_components(mechanism, others)))
+
+
+def _others_components(mechanism: Mechanism, others: int) -> tuple[blocks.Component, ...]:
     quick = FastEngine()
     clients = [quick.client(mechanism, p) for p in mechanism.breakpoints()]
-    pmfs = _linear_pmfs(quick, clients)
-    chosen = blocks.best_block(pmfs, others)
+    chosen, fewer = blocks.best_blocks(_linear_pmfs(quick, clients), others)
     if chosen.size == 1:
         share, component = common_component(mechanism)
         chosen = blocks.Component(1, others, float(share), quick.from_mpmath(component))
-    fewer = blocks.best_block(pmfs, others, fewest=1)
-    return [chosen] if fewer.kept_variance() <= chosen.kept_variance() else [chosen, fewer]
+    return (chosen,) if fewer.kept_variance() <= chosen.kept_variance() else (chosen, fewer)
 
 
 class _MixtureBound:
