@@ -345,10 +345,11 @@ def test_rational_strings_are_exact():
 
 
 def test_the_compiled_screen_is_numpys_log_sum_exp(monkeypatch):
-    """The search's compiled screen (orders ≥ 2 and ∞, both directions) against the same sums
+    """The search's compiled screen (orders 1, ≥ 2 and ∞, both directions) against the same sums
     written with numpy (the screen of small batches), on long random rows with zeros: where
     P = 0 (no term), where Q = 0 < P (+∞), both 0, a row of zeros (−∞); with one stripe and with
-    several; and the screen takes the compiled path from COMPILED_SCREEN_ABOVE numbers on."""
+    several; and the screen takes the compiled path from COMPILED_SCREEN_ABOVE numbers or
+    COMPILED_SCREEN_POINTS points on."""
     from rdpcalc.numerics import trees
 
     rng = np.random.default_rng(7)
@@ -359,8 +360,11 @@ def test_the_compiled_screen_is_numpys_log_sum_exp(monkeypatch):
     lq[2, 7] = -np.inf  # Q = 0 < P: +inf one way
     lp[3, 50:60] = lq[3, 50:60] = -np.inf  # both 0
     lp[4] = -np.inf  # a row with no mass
-    alphas = np.array([2.0, 2.5, 7.0, 64.0, 1000.0, np.inf])
+    alphas = np.array([2.0, 2.5, 7.0, 64.0, 1000.0, np.inf, 1.0])
     expected = fast.plain_screen(lp, lq, alphas)
+    normal = [0, 5, 6, 7, 8]  # rows of positive pmfs: numpy's screen against the accurate divergences
+    accurate = fast.renyi_divergences(lp[normal], lq[normal], alphas, both=True)
+    assert np.allclose(expected[:, normal], np.array(accurate), rtol=1e-9, atol=1e-9)
     for threads in (1, 3):
         with resources.threads_of(threads):
             ours = trees.kernels().screen_rows(lp, lq, alphas)
@@ -370,8 +374,11 @@ def test_the_compiled_screen_is_numpys_log_sum_exp(monkeypatch):
     assert np.isposinf(ours[0, 2, 0]) and np.isneginf(ours[0, 4, 0]) and np.isposinf(ours[1, 4, 0]) and np.all(np.isfinite(ours[:, 3]))
     calls = []
     monkeypatch.setattr(trees, "screen_rows", lambda *args: calls.append(args) or expected)
-    for threshold, compiled in ((lp.size * len(alphas), True), (lp.size * len(alphas) + 1, False)):
+    size = lp.size * len(alphas)
+    for threshold, points_threshold, compiled in ((size, points + 1, True), (size + 1, points + 1, False),
+                                                  (size + 1, points, True)):
         monkeypatch.setattr(fast, "COMPILED_SCREEN_ABOVE", threshold)
+        monkeypatch.setattr(fast, "COMPILED_SCREEN_POINTS", points_threshold)
         calls.clear()
         forward, backward = fast.screened_divergences(lp, lq, alphas)
         assert bool(calls) == compiled and np.array_equal(forward, expected[0]) and np.array_equal(backward, expected[1])

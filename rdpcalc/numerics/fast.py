@@ -26,10 +26,12 @@ _SERIES_TERMS = 22
 _BLOCK_ELEMENTS = 16_384
 #: divergence sums over supports larger than this skip their negligible terms
 _PRUNE_ABOVE = 4_096
-#: the screen at orders ≥ 2 is compiled (:func:`.trees.screen_rows`, about three times numpy's
+#: the screen at orders 1 and ≥ 2 is compiled (:func:`.trees.screen_rows`, about three times numpy's
 #: speed on two cores) for batches of at least this many numbers (rows × points × orders):
 #: below, numpy, as loading the compiler and its cached kernel takes about a second
 COMPILED_SCREEN_ABOVE = 10_000_000
+#: … or for supports of at least this many points (the sums of large n: the query is long anyway)
+COMPILED_SCREEN_POINTS = 8192
 
 
 def log_convolve(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -160,23 +162,26 @@ def renyi_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray, both: 
 def screened_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Quick (D_α(P‖Q), D_α(Q‖P)) per row of 2-D log pmfs, for *ranking* candidates only.
 
-    For α ≥ 2 the plain forms log Σ P^α Q^{1−α} / (α − 1) and max log(P/Q), with P and Q taken
-    as normalised (they are sums of normalised pmfs, so up to rounding): about three times
-    cheaper than :func:`renyi_divergences`, with an absolute error below 1e−16·S/(α − 1) ≤
-    1e−16·S for a support of S points (S ≤ 4·10⁶ within rdpcalc's limits, so < 1e−9). Below
-    α = 2, where that form loses digits to cancellation, the orders go through
-    :func:`renyi_divergences`; from α = 2 on, through the compiled :func:`.trees.screen_rows` for
-    batches of COMPILED_SCREEN_ABOVE numbers or more (numpy's :func:`plain_screen` below).
-    The worst-case search ranks configurations with these and recomputes the ones within a
-    tolerance of the best (:mod:`rdpcalc.worstcase.secagg`).
+    For α ≥ 2 the plain forms log Σ P^α Q^{1−α} / (α − 1) and max log(P/Q), and for α = 1
+    Σ P log(P/Q), with P and Q taken as normalised (they are sums of normalised pmfs, so up to
+    rounding): about three times cheaper than :func:`renyi_divergences`. For α ≥ 2 the absolute
+    error is below 1e−16·S/(α − 1) ≤ 1e−16·S for a support of S points (S ≤ 4·10⁶ within
+    rdpcalc's limits, so < 1e−9). For KL it is below S·2⁻⁵³·Σ P|u|, u = log(P/Q), and
+    Σ P|u| = KL + 2 Σ_{P<Q} P log(Q/P) ≤ KL + 2·TV ≤ KL + √(2 KL) (log t ≤ t − 1, then
+    Pinsker), so below 4.5e−10·(KL + √(2 KL)) < 1e−9 + 1e−8·KL. Between 1 and 2, where the
+    plain form loses digits to cancellation, the orders go through :func:`renyi_divergences`;
+    the others through the compiled :func:`.trees.screen_rows` for batches of
+    COMPILED_SCREEN_ABOVE numbers or more, or supports of COMPILED_SCREEN_POINTS points or more
+    (numpy's :func:`plain_screen` below). The worst-case search ranks configurations with these
+    and recomputes the ones within a tolerance of the best (:mod:`rdpcalc.worstcase.secagg`).
     """
     out = np.empty((2, len(lp), len(alphas)))
-    accurate = [index for index, alpha in enumerate(alphas) if alpha < 2]
+    accurate = [index for index, alpha in enumerate(alphas) if 1 < alpha < 2]
     if accurate:
         both = renyi_divergences(lp, lq, alphas[accurate], both=True)
         out[0][:, accurate], out[1][:, accurate] = both
-    plain = [index for index, alpha in enumerate(alphas) if alpha >= 2]
-    if plain and lp.size * len(plain) >= COMPILED_SCREEN_ABOVE:
+    plain = [index for index, alpha in enumerate(alphas) if not 1 < alpha < 2]
+    if plain and (lp.size * len(plain) >= COMPILED_SCREEN_ABOVE or lp.shape[-1] >= COMPILED_SCREEN_POINTS):
         out[:, :, plain] = trees.kernels().screen_rows(lp, lq, alphas[plain])
     elif plain:
         out[:, :, plain] = plain_screen(lp, lq, alphas[plain])
@@ -184,10 +189,10 @@ def screened_divergences(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> 
 
 
 def plain_screen(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
-    """:func:`.trees.screen_rows` with numpy (an array (2, rows, orders), orders ≥ 2 or +inf):
+    """:func:`.trees.screen_rows` with numpy (an array (2, rows, orders), orders 1, ≥ 2 or +inf):
     log Σ P^α Q^{1−α} / (α − 1) over the points where the first pmf is positive, max log(P/Q)
-    there at α = ∞; the reference the compiled screen is tested against, and the screen of
-    small batches (no compiler to load)."""
+    there at α = ∞, Σ P log(P/Q) there at α = 1; the reference the compiled screen is tested
+    against, and the screen of small batches (no compiler to load)."""
     out = np.empty((2, len(lp), len(alphas)))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for direction, (first, second) in enumerate(((lp, lq), (lq, lp))):
@@ -195,6 +200,12 @@ def plain_screen(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarr
             for index, alpha in enumerate(alphas):
                 if alpha == np.inf:
                     out[direction, :, index] = np.max(np.where(present, first - second, -np.inf), axis=-1)
+                elif alpha == 1:
+                    both = present & (second > -np.inf)
+                    kl = np.sum(np.where(both, np.exp(first) * (first - second), 0.0), axis=-1)
+                    kl[np.any(present & ~both, axis=-1)] = np.inf
+                    kl[~np.any(present, axis=-1)] = -np.inf
+                    out[direction, :, index] = kl
                 else:
                     terms = np.where(present, alpha * first + (1.0 - alpha) * second, -np.inf)
                     out[direction, :, index] = logsumexp(terms, axis=-1) / (alpha - 1.0)

@@ -581,12 +581,13 @@ def leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, o
 
 def _screen_rows(lp, lq, alphas, out, stripes):
     """Per row r of the log pmfs ``lp`` and ``lq``, both directions (d = 0: P‖Q, d = 1: Q‖P), and
-    each order α of ``alphas`` (each ≥ 2, or +inf): out[d, r, o] = log Σ_s P(s)^α Q(s)^{1−α} /
+    each order α of ``alphas`` (1, or ≥ 2, or +inf): out[d, r, o] = log Σ_s P(s)^α Q(s)^{1−α} /
     (α − 1) over the points where the first pmf is positive (+inf where the second is 0 there),
-    max over them of log(P/Q) for α = ∞; −inf where the first pmf is 0 everywhere. The sum is
-    that of :func:`rdpcalc.logdomain.logsumexp`: exp of the terms less their maximum, added in
-    order (relative error below S·2⁻⁵³ for S points). Rows are dealt round-robin to ``stripes``
-    parallel stripes."""
+    max over them of log(P/Q) for α = ∞, Σ_s P(s)·log(P(s)/Q(s)) for α = 1; −inf where the first
+    pmf is 0 everywhere. The sum of an order > 1 is that of :func:`rdpcalc.logdomain.logsumexp`:
+    exp of the terms less their maximum, added in order (relative error below S·2⁻⁵³ for S
+    points); KL's terms are added in order (absolute error below S·2⁻⁵³·Σ_s P(s)·|log(P/Q)|).
+    Rows are dealt round-robin to ``stripes`` parallel stripes."""
     rows, points = lp.shape
     orders = alphas.shape[0]
     for stripe in prange(stripes):
@@ -599,14 +600,22 @@ def _screen_rows(lp, lq, alphas, out, stripes):
                 for o in range(orders):
                     peak[o] = -np.inf
                     total[o] = 0.0
+                present = False
                 for s in range(points):
                     if first[s] > -np.inf:
+                        present = True
                         for o in range(orders):
+                            if alphas[o] == 1.0:
+                                total[o] += np.inf if second[s] == -np.inf else math.exp(first[s]) * (first[s] - second[s])
+                                continue
                             term = first[s] - second[s] if alphas[o] == np.inf else \
                                 alphas[o] * first[s] + (1.0 - alphas[o]) * second[s]
                             if term > peak[o]:
                                 peak[o] = term
                 for o in range(orders):
+                    if alphas[o] == 1.0:
+                        out[d, r, o] = total[o] if present else -np.inf
+                        continue
                     if alphas[o] == np.inf or not -np.inf < peak[o] < np.inf:
                         out[d, r, o] = peak[o] if alphas[o] == np.inf or peak[o] == np.inf else -np.inf
                         continue
@@ -617,7 +626,7 @@ def _screen_rows(lp, lq, alphas, out, stripes):
 
 
 def screen_rows(lp: np.ndarray, lq: np.ndarray, alphas: np.ndarray) -> np.ndarray:
-    """:func:`_screen_rows` of 2-D log pmfs at orders ≥ 2 (or +inf): an array (2, rows, orders),
+    """:func:`_screen_rows` of 2-D log pmfs at orders 1, ≥ 2 or +inf: an array (2, rows, orders),
     computed in as many parallel stripes as the computation may use
     (:func:`rdpcalc.resources.threads`)."""
     out = np.empty((2, lp.shape[0], len(alphas)))

@@ -22,8 +22,9 @@ decreasing D_α. Hence
 number C(n − 1 + r − 1, r − 1) (r breakpoints) is within the budget, all are tried
 (``exhaustive``: by the compiled tree of :mod:`rdpcalc.worstcase.certificate`, 48620 multisets at n = 10
 for RQM's 10 breakpoints in about a second). Otherwise the search tries every *two-group*
-configuration — k others at b₁, n − 1 − k at b₂, every b₁ < b₂ and every k, which contains the
-homogeneous configurations and the papers' ±b family — each a row of one level
+configuration — k others at b₁, n − 1 − k at b₂, every b₁ < b₂ and every k (beyond 256 others, a
+grid of about 64 values of k per pair, refined within a step of its best at each order), which
+contains the homogeneous configurations and the papers' ±b family — each a row of one level
 (:mod:`rdpcalc.numerics.levels`), and then *coordinate ascent* from each configuration that is
 best at some order: move one other client to another breakpoint while D_α grows
 (``two-group+ascent``). Client 1 runs over all ordered pairs of breakpoints throughout; both
@@ -142,6 +143,10 @@ _RELAXED_CHUNK = 256
 LOG_DOMAIN_BUDGET = 2_000
 #: the search runs up to this many clients (two-group levels and ascent cost ~n² each)
 SEARCH_MAX_N = 1000
+#: the two-group search tries every split of the others up to this many of them; beyond, a grid
+#: of about SPLIT_GRID splits per pair of breakpoints, refined around its best (:func:`_two_group`)
+FINE_SPLITS_UP_TO = 256
+SPLIT_GRID = 64
 #: rest pmfs are evaluated in batches of at most this many numbers (rows × support × inputs)
 _BATCH_ELEMENTS = 6_000_000
 #: an ascent stops after this many moves (it also stops when no move increases D_α)
@@ -494,22 +499,54 @@ class _History:
         return np.full(len(self.alphas), np.inf) if known is None else np.maximum(known, self.fallback)
 
 
+def _split_grid(others: int) -> list[int]:
+    """The splits t (t others at the first breakpoint of a pair, the rest at the second) that
+    the two-group search tries first: all of them up to FINE_SPLITS_UP_TO others; beyond, every
+    step-th and the last, about SPLIT_GRID in all (:func:`_two_group` refines around the best)."""
+    if others <= FINE_SPLITS_UP_TO:
+        return list(range(others + 1))
+    return sorted({*range(0, others + 1, _split_step(others)), others})
+
+
+def _split_step(others: int) -> int:
+    return 1 if others <= FINE_SPLITS_UP_TO else -(-others // SPLIT_GRID)
+
+
+def _around_best(values: dict[int, np.ndarray], step: int, others: int) -> list[int]:
+    """Every split within step − 1 of one that is the largest of ``values`` (t: D_α per
+    order) at some order."""
+    if step == 1 or not values:
+        return []
+    ts = np.array(sorted(values))
+    table = np.array([values[t] for t in ts])
+    best = {int(ts[np.argmax(table[:, order])]) for order in range(table.shape[1])}
+    return sorted({t for centre in best for t in range(max(0, centre - step + 1), min(others, centre + step - 1) + 1)}
+                  - set(values))
+
+
 def _two_group(engine, evaluator: _Evaluator, others: int, sink: _Candidates, support: int, mirror: bool,
                stages: _Stages, previous: _History | None = None) -> dict:
-    """Every configuration with the others at (at most) two breakpoints, each once; returns the
+    """Configurations with the others at (at most) two breakpoints, each once; returns the
     values for the next n's :class:`_History`.
+
+    Up to FINE_SPLITS_UP_TO others every split is tried. Beyond, a split's D_α varies slowly
+    with t (the others' sum is close to a discretised normal whose mean and variance are
+    affine in t), so each pair of breakpoints tries a grid of about SPLIT_GRID splits and then
+    every split within a step of the grid's best at each order (the ascent, which moves one
+    client at a time, then refines the best configurations found). The value found is a value
+    attained either way; the certificate does not depend on it.
 
     With ``previous`` (the same search at one client fewer), a configuration is skipped when a
     bound shows it cannot reach the best value screened so far: dropping one other client
     cannot decrease D_α (data processing), so its value is at most that of each configuration
     with one of its others removed, which ``previous`` bounds."""
     kinds = len(evaluator.points)
-    kind_pairs = _all_pairs(kinds)
     seen, recorded = set(), {}
-    for done, (i, j) in enumerate(kind_pairs):
-        # row t: t others at points[i], the rest at points[j]
+
+    def evaluate(i: int, j: int, splits: list[int]) -> dict[int, np.ndarray]:
+        """D_α per order of the splits of (i, j) not seen before (t others at points[i])."""
         ts, keys = [], []
-        for t in range(others + 1):
+        for t in splits:
             counts = tuple(t if index == i else others - t if index == j else 0 for index in range(kinds))
             key = _canonical(counts, mirror)
             if key in seen:
@@ -523,10 +560,16 @@ def _two_group(engine, evaluator: _Evaluator, others: int, sink: _Candidates, su
                     continue
             ts.append(t)
             keys.append(counts)
-        if ts:
-            rests = engine.level(evaluator.clients[i], evaluator.clients[j], others, ts)
-            values = _batched(engine, evaluator, rests, keys, sink, support)
-            recorded.update({_canonical(key, mirror): row for key, row in zip(keys, values)})
+        if not ts:
+            return {}
+        rests = engine.level(evaluator.clients[i], evaluator.clients[j], others, ts)
+        values = _batched(engine, evaluator, rests, keys, sink, support)
+        recorded.update({_canonical(key, mirror): row for key, row in zip(keys, values)})
+        return dict(zip(ts, values))
+
+    for done, (i, j) in enumerate(_all_pairs(kinds)):
+        values = evaluate(i, j, _split_grid(others))
+        evaluate(i, j, _around_best(values, _split_step(others), others))
         stages.report("two-group", done + 1)
     return recorded
 
