@@ -25,12 +25,15 @@ x ∈ {0, c/4, c/2, 3c/4, c} (the mechanisms are symmetric in x).
 from __future__ import annotations
 
 import math
+import multiprocessing
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 
+from . import resources
 from .accountant import MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
@@ -63,7 +66,7 @@ def designs() -> dict[str, Design]:
 
 
 def compare(run: RunOptions, *, bits: int, dp_epsilon: float, dp_delta: float = 1e-5, c=1,
-            mechanisms: Sequence[str] | None = None,
+            mechanisms: Sequence[str] | None = None, workers: int = 1,
             progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """One record per mechanism: its design at ``bits`` bits for ``n`` clients, the free
     parameter calibrated so that the run's ε at ``dp_delta`` meets ``dp_epsilon``, the ε reached,
@@ -76,7 +79,12 @@ def compare(run: RunOptions, *, bits: int, dp_epsilon: float, dp_delta: float = 
         bits: B, 1 … 62; ``dp_epsilon``, ``dp_delta``: the target (ε, δ) of the whole run.
         c: the clipping bound (inputs in [−c, c]); ``mechanisms``: which to compare (default:
             every registered mechanism with a design, :func:`designs`).
-        progress: ``progress(done, total)`` after each accounting evaluation."""
+        workers: processes calibrating mechanisms side by side (1 … four per core; default 1:
+            this process, one mechanism after the other). Each mechanism's record is the same
+            either way (its calibration does not depend on the others'); each worker gets an
+            equal share of the threads and of the memory budget (:mod:`rdpcalc.resources`).
+        progress: ``progress(done, total)`` after each accounting evaluation (with workers,
+            after each mechanism)."""
     if not isinstance(run, RunOptions):
         raise ParameterError("run", f"must be a RunOptions (rdpcalc.RunOptions), got {run!r}")
     n, bits = COMPARED.convert(run.n), BITS.convert(bits)
@@ -101,10 +109,40 @@ def compare(run: RunOptions, *, bits: int, dp_epsilon: float, dp_delta: float = 
         if progress is not None:
             progress(min(done[0], total), total)
 
-    records = [_compare_one(known[name], name, n, bits, bound, target, dp_delta, run, advance) for name in mechanisms]
+    workers = min(resources.check_workers(workers), len(mechanisms))
+    if workers > 1:
+        records = _side_by_side(mechanisms, workers, (n, bits, bound, target, dp_delta, run),
+                                lambda: [advance() for _ in range(SOLVE_EVALUATIONS + 2)])
+    else:
+        records = [_compare_one(known[name], name, n, bits, bound, target, dp_delta, run, advance)
+                   for name in mechanisms]
     if progress is not None:
         progress(total, total)
     return records
+
+
+def _side_by_side(mechanisms: Sequence[str], workers: int, arguments: tuple, finished: Callable[[], None]) -> list[dict]:
+    """:func:`_compare_one` of each mechanism in a pool of ``workers`` fresh (spawned) processes,
+    each with an equal share of this process's threads and memory budget; the records in the
+    order of ``mechanisms``, ``finished()`` after each."""
+    share = (max(1, resources.threads() // workers), resources.budget() // workers)
+    context = multiprocessing.get_context("spawn")  # no fork of a process whose numba threads may run
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_setup, initargs=share) as pool:
+        futures = [pool.submit(_compare_in_worker, name, *arguments) for name in mechanisms]
+        for future in as_completed(futures):
+            future.result()
+            finished()
+        return [future.result() for future in futures]
+
+
+def _worker_setup(threads: int, budget: int) -> None:
+    """A worker's share of the threads and of the memory budget, for all it computes."""
+    resources.set_threads(threads)
+    resources.set_budget(budget)
+
+
+def _compare_in_worker(name: str, *arguments) -> dict:
+    return _compare_one(designs()[name], name, *arguments, lambda: None)
 
 
 def run_epsilon(mechanism: Mechanism, dp_delta: float, run: RunOptions) -> tuple[float, str]:

@@ -131,6 +131,12 @@ def threads() -> int:
     return _threads or os.cpu_count() or 1
 
 
+def set_threads(count: int | None) -> None:
+    """At most ``count`` threads per computation from now on (``None``: every core)."""
+    global _threads
+    _threads = count
+
+
 @contextmanager
 def threads_of(count: int | None):
     """At most ``count`` threads per computation inside the block (``None``: every core)."""
@@ -140,3 +146,18 @@ def threads_of(count: int | None):
         yield
     finally:
         _threads = previous
+
+
+def check_workers(workers: int) -> int:
+    """``workers`` (processes of a sweep or a comparison) if it is 1 … :func:`max_workers`, else
+    :class:`ParameterError`."""
+    most = max_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= most:
+        raise ParameterError("workers", f"must be an integer in 1 … {most} (four per core), got {workers!r}")
+    return workers
+
+
+def max_workers() -> int:
+    """The most worker processes: four per core (each computes in one thread, so more only share
+    the cores and multiply the memory)."""
+    return 4 * (os.cpu_count() or 1)

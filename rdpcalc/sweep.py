@@ -342,8 +342,8 @@ def _api_functions(command: str) -> tuple:
 
 def _keyword_parameters(command: str):
     """(name, parameter) of every keyword-only parameter of the command's API functions (but
-    ``progress`` and the records themselves), and of every field of its records (as a
-    keyword-only parameter)."""
+    ``progress``, ``workers`` — a sweep runs its points in its own workers — and the records
+    themselves), and of every field of its records (as a keyword-only parameter)."""
     for function in _api_functions(command):
         if dataclasses.is_dataclass(function):
             for field in dataclasses.fields(function):
@@ -351,7 +351,7 @@ def _keyword_parameters(command: str):
             continue
         for name, parameter in inspect.signature(function).parameters.items():
             record = dataclasses.is_dataclass(parameter.default) and not isinstance(parameter.default, type)
-            if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name != "progress" and not record:
+            if parameter.kind == inspect.Parameter.KEYWORD_ONLY and name not in ("progress", "workers") and not record:
                 yield name, parameter
 
 
@@ -598,7 +598,7 @@ def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, se
     cluster at ``scheduler`` or, by default, on a LocalCluster of ``workers`` processes (default:
     the cores)."""
     if workers is not None:
-        check_workers(workers)
+        resources.check_workers(workers)
     form = table_format(output)
     journal_file = journal_path(output)
     if journal_file.exists() and not resume:
@@ -707,15 +707,3 @@ def check_scheduler(address: str) -> str:
     return address
 
 
-def check_workers(workers: int) -> int:
-    """``workers`` if it is 1 … :func:`max_workers`, else :class:`ParameterError`."""
-    most = max_workers()
-    if not 1 <= workers <= most:
-        raise ParameterError("workers", f"must be an integer in 1 … {most} (four per core), got {workers!r}")
-    return workers
-
-
-def max_workers() -> int:
-    """The most worker processes a LocalCluster may start: four per core (each computes in one
-    thread, so more only share the cores and multiply the memory)."""
-    return 4 * (os.cpu_count() or 1)

@@ -104,3 +104,25 @@ def test_participation_and_relation_reach_the_accounting():
         compare(RunOptions(n=10, rounds=20, clients=100, participation=30), bits=8, dp_epsilon=2)
     with pytest.raises(ParameterError, match="^relation: "):
         compare(RunOptions(n=10, relation="swap"), bits=8, dp_epsilon=2)
+
+
+def test_workers_give_the_same_records_with_their_share_of_the_budget():
+    """Mechanisms calibrated side by side in worker processes give the records of one process,
+    in the order asked, with progress reaching its total; each worker gets its share of the
+    memory budget (a budget that fits PBM alone does not fit half of it); a bad count of
+    workers is refused naming it."""
+    from rdpcalc import resources
+
+    run, names = RunOptions(n=10), ["ddg", "pbm", "binomial"]
+    alone = compare(run, bits=8, dp_epsilon=2.0, mechanisms=names)
+    ticks = []
+    together = compare(run, bits=8, dp_epsilon=2.0, mechanisms=names, workers=2,
+                       progress=lambda done, total: ticks.append((done, total)))
+    assert together == alone and [record["mechanism"] for record in together] == names
+    assert ticks[-1][0] == ticks[-1][1] and [done for done, _ in ticks] == sorted(done for done, _ in ticks)
+    with resources.budget_of(2**20):  # PBM at n = 40 is refused within 1 MiB, so within half of it too
+        (solo,) = compare(RunOptions(n=40), bits=8, dp_epsilon=1, mechanisms=["pbm"], workers=2)
+        split = compare(RunOptions(n=40), bits=8, dp_epsilon=1, mechanisms=["pbm", "ddg"], workers=2)
+    assert not solo["feasible"] and split[0]["reason"] == solo["reason"].replace("1 MiB", "512 KiB")
+    with pytest.raises(ParameterError, match="^workers: must be an integer in 1 … "):
+        compare(run, bits=8, dp_epsilon=2.0, mechanisms=names, workers=0)

@@ -765,6 +765,9 @@ def compare_command():
                option(CLIP, "Run", kind=str, metavar="NUMBER"),
                Opt("mechanisms", f"Comma-separated mechanisms to compare (default {','.join(designs())}).",
                    default=",".join(designs()), metavar="LIST", panel="Run"),
+               Opt("workers", "Processes calibrating mechanisms side by side, 1 … four per core (default 1); each gets "
+                              "an equal share of the cores and of --max-memory, and the table is the same.", kind=int,
+                   default=1, panel="Execution"),
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
@@ -784,6 +787,7 @@ def compare_command():
                 f"Designs: {rules}.",
         "epilog": _examples(["rdpcalc compare --n 40 --bits 12 --dp-epsilon 1",
                              "rdpcalc compare --n 1000 --bits 16 --dp-epsilon 1 --mechanisms ddg,skellam,binomial",
+                             "rdpcalc compare --n 1000 --bits 16 --dp-epsilon 1 --workers 2",
                              "rdpcalc compare --n 100 --bits 14 --dp-epsilon 4 --rounds 50 --csv compare.csv"])}
 
 
@@ -824,7 +828,7 @@ def _check_execution(serial: bool, scheduler: str | None, workers: int | None) -
     if scheduler is not None:
         sweep.check_scheduler(scheduler)
     if workers is not None:
-        sweep.check_workers(workers)
+        resources.check_workers(workers)
 
 
 def sweep_command():
