@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 
 import pytest
 
@@ -69,12 +70,22 @@ def test_index_lists_every_figure(tmp_path):
     assert "header lines" not in text and "`pandas.read_csv` loads it" in text
 
 
-def test_frontier_footnote_names_each_mechanism_left_out_and_why():
-    text = frontier.left_out_footnote(frontier.PANELS, list(designs()), frontier.LEFT_OUT_REASON)
-    assert "pbm at n = 40, B = 10" in text and "rqm, pbm, qgauss at n = 1000, B = 16" in text
-    assert "B = 8" not in text and frontier.LEFT_OUT_REASON in text
-    assert any(frontier.LEFT_OUT_REASON in note for note in registry()["frontier-bits"].notes)
-    assert frontier.left_out_footnote([(40, 8, ("a", "b"))], ["a", "b"], "why") == ""
+def test_frontier_compares_every_mechanism_of_every_panel_at_epsilon_one():
+    """The frontier's text gives, per panel, each mechanism's MSE at ε = 1 interpolated log–log
+    between its two points around it (recomputed here), and names the lowest."""
+    records, expected = [], {}
+    for panel, (n, bits, drawn) in enumerate(frontier.PANELS):
+        for rank, name in enumerate(drawn):
+            low, high = 10.0 * (rank + 1 + panel), 2.0 * (rank + 1)  # MSE at ε = 0.5 and at ε = 4
+            records += [{"n": n, "bits": bits, "mechanism": name, "kind": "sweep", "epsilon": epsilon, "mse": mse}
+                        for epsilon, mse in ((0.5, low), (4.0, high))]
+            expected[n, bits, name] = low * (high / low) ** (math.log(1 / 0.5) / math.log(4 / 0.5))
+    text = frontier.compare(records)
+    for n, bits, drawn in frontier.PANELS:
+        assert set(drawn) == set(designs())
+        best = min(drawn, key=lambda name: expected[n, bits, name])
+        assert f"n = {n}, B = {bits}: lowest MSE at ε ≈ 1 for {best} ({expected[n, bits, best]:.3g})" in text
+        assert all(f"{name} {expected[n, bits, name]:.3g}" in text for name in drawn)
 
 
 def test_bands_drawn_apart_differ_in_hatch_and_carry_their_label():
