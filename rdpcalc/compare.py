@@ -54,6 +54,8 @@ COMPARED = Param("n", "integer", "Clients per round (the SecAgg sum), {range}.",
 BITS = Param("bits", "integer", "Bits per coordinate B: every client sends B bits, the server gets the sum mod 2^B, "
              "{range}.", low=1, high=62)
 CLIP = Param("c", "number", "Clipping bound c {range}: inputs in [-c, c].", default=1, low=0, low_open=True)
+WORKERS = Param("workers", "integer", "Processes calibrating mechanisms side by side, {range} (four per core).",
+                low=1, high=resources.max_workers())
 #: the factor between the values tried while bracketing the target (log-scale parameters)
 BRACKET_STEP = 4.0
 
@@ -109,7 +111,7 @@ def compare(run: RunOptions, *, bits: int, dp_epsilon: float, dp_delta: float = 
         if progress is not None:
             progress(min(done[0], total), total)
 
-    workers = min(resources.check_workers(workers), len(mechanisms))
+    workers = min(WORKERS.convert(workers), len(mechanisms))
     if workers > 1:
         records = _side_by_side(mechanisms, workers, (n, bits, bound, target, dp_delta, run),
                                 lambda: [advance() for _ in range(SOLVE_EVALUATIONS + 2)])

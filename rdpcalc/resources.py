@@ -149,10 +149,10 @@ def threads_of(count: int | None):
 
 
 def check_workers(workers: int) -> int:
-    """``workers`` (processes of a sweep or a comparison) if it is 1 … :func:`max_workers`, else
+    """``workers`` (processes of a sweep) if it is 1 … :func:`max_workers`, else
     :class:`ParameterError`."""
     most = max_workers()
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= most:
+    if not 1 <= workers <= most:
         raise ParameterError("workers", f"must be an integer in 1 … {most} (four per core), got {workers!r}")
     return workers
 
