@@ -54,8 +54,9 @@ COMPARED = Param("n", "integer", "Clients per round (the SecAgg sum), {range}.",
 BITS = Param("bits", "integer", "Bits per coordinate B: every client sends B bits, the server gets the sum mod 2^B, "
              "{range}.", low=1, high=62)
 CLIP = Param("c", "number", "Clipping bound c {range}: inputs in [-c, c].", default=1, low=0, low_open=True)
-WORKERS = Param("workers", "integer", "Processes calibrating mechanisms side by side, {range} (four per core).",
-                low=1, high=resources.max_workers())
+WORKERS = Param("workers", "integer", "Processes calibrating mechanisms side by side, {range} (four per core); each "
+                "gets an equal share of the cores and of the memory budget, and the table is the same.",
+                default=1, low=1, high=resources.max_workers())
 #: the factor between the values tried while bracketing the target (log-scale parameters)
 BRACKET_STEP = 4.0
 
@@ -131,9 +132,13 @@ def _side_by_side(mechanisms: Sequence[str], workers: int, arguments: tuple, fin
     context = multiprocessing.get_context("spawn")  # no fork of a process whose numba threads may run
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_setup, initargs=share) as pool:
         futures = [pool.submit(_compare_in_worker, name, *arguments) for name in mechanisms]
-        for future in as_completed(futures):
-            future.result()
-            finished()
+        try:
+            for future in as_completed(futures):
+                future.result()
+                finished()
+        except BaseException:  # an internal error or Ctrl-C: the mechanisms not started are not run
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
         return [future.result() for future in futures]
 
 

@@ -148,16 +148,7 @@ def threads_of(count: int | None):
         _threads = previous
 
 
-def check_workers(workers: int) -> int:
-    """``workers`` (processes of a sweep) if it is 1 … :func:`max_workers`, else
-    :class:`ParameterError`."""
-    most = max_workers()
-    if not 1 <= workers <= most:
-        raise ParameterError("workers", f"must be an integer in 1 … {most} (four per core), got {workers!r}")
-    return workers
-
-
 def max_workers() -> int:
-    """The most worker processes: four per core (each computes in one thread, so more only share
-    the cores and multiply the memory)."""
+    """The most worker processes of a sweep or a comparison: four per core (each computes in one
+    thread, so more only share the cores and multiply the memory)."""
     return 4 * (os.cpu_count() or 1)

@@ -598,7 +598,7 @@ def run_sweep(points: Sequence[Point], output: Path, *, resume: bool = False, se
     cluster at ``scheduler`` or, by default, on a LocalCluster of ``workers`` processes (default:
     the cores)."""
     if workers is not None:
-        resources.check_workers(workers)
+        check_workers(workers)
     form = table_format(output)
     journal_file = journal_path(output)
     if journal_file.exists() and not resume:
@@ -707,3 +707,9 @@ def check_scheduler(address: str) -> str:
     return address
 
 
+def check_workers(workers: int) -> int:
+    """``workers`` if it is 1 … :func:`rdpcalc.resources.max_workers`, else :class:`ParameterError`."""
+    most = resources.max_workers()
+    if not 1 <= workers <= most:
+        raise ParameterError("workers", f"must be an integer in 1 … {most} (four per core), got {workers!r}")
+    return workers

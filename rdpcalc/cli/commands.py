@@ -21,7 +21,7 @@ from ..backend import fl, montecarlo
 from ..backend.data import SPLIT
 from ..backend.fl import fl_mechanisms
 from ..bounds import bound
-from ..compare import BITS, CLIP, COMPARED, compare, designs
+from ..compare import BITS, CLIP, COMPARED, WORKERS, compare, designs
 from ..errors import ParameterError
 from ..io import check_output_file, check_output_folder, to_csv, to_json, write_outputs
 from ..layered import noise as layered_noise
@@ -765,9 +765,7 @@ def compare_command():
                option(CLIP, "Run", kind=str, metavar="NUMBER"),
                Opt("mechanisms", f"Comma-separated mechanisms to compare (default {','.join(designs())}).",
                    default=",".join(designs()), metavar="LIST", panel="Run"),
-               Opt("workers", "Processes calibrating mechanisms side by side, 1 … four per core (default 1); each gets "
-                              "an equal share of the cores and of --max-memory, and the table is the same.", kind=int,
-                   default=1, panel="Execution"),
+               option(WORKERS, "Execution"),
                *output_options(), MAX_MEMORY]
 
     def body(**values) -> None:
@@ -828,7 +826,7 @@ def _check_execution(serial: bool, scheduler: str | None, workers: int | None) -
     if scheduler is not None:
         sweep.check_scheduler(scheduler)
     if workers is not None:
-        resources.check_workers(workers)
+        sweep.check_workers(workers)
 
 
 def sweep_command():

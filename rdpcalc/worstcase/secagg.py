@@ -503,8 +503,6 @@ def _split_grid(others: int) -> list[int]:
     """The splits t (t others at the first breakpoint of a pair, the rest at the second) that
     the two-group search tries first: all of them up to FINE_SPLITS_UP_TO others; beyond, every
     step-th and the last, about SPLIT_GRID in all (:func:`_two_group` refines around the best)."""
-    if others <= FINE_SPLITS_UP_TO:
-        return list(range(others + 1))
     return sorted({*range(0, others + 1, _split_step(others)), others})
 
 
