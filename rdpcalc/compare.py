@@ -33,7 +33,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from . import resources
+from . import resources, runs
 from .accountant import MechanismEvent
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
@@ -41,7 +41,7 @@ from .mechanisms.base import exact_pmf, log_pmf
 from .mechanisms.design import Design
 from .params import Param
 from .privacy import rdp as acc
-from .runs import TARGET_EPSILON, RunOptions, account_run, check_participation
+from .runs import TARGET_EPSILON, RunOptions, check_participation
 
 #: the inputs (as fractions of c) the MSE is maximised over
 MSE_INPUTS = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1))
@@ -59,6 +59,8 @@ WORKERS = Param("workers", "integer", "Processes calibrating mechanisms side by 
                 default=1, low=1, high=resources.max_workers())
 #: the factor between the values tried while bracketing the target (log-scale parameters)
 BRACKET_STEP = 4.0
+#: how far past the target's extrapolated crossing a bracketing step goes (a factor)
+BRACKET_OVERSHOOT = 1.25
 
 
 def designs() -> dict[str, Design]:
@@ -155,10 +157,9 @@ def _compare_in_worker(name: str, *arguments) -> dict:
 def run_epsilon(mechanism: Mechanism, dp_delta: float, run: RunOptions) -> tuple[float, str]:
     """(ε at ``dp_delta`` of the run, the method): the certified per-round worst case of the sum
     without its wrap-around (an upper bound), composed as :func:`rdpcalc.account` composes it
-    (:func:`rdpcalc.runs.account_run`: the Rényi curve and, where it applies, a PLD; the
-    smaller of the two ε, both upper bounds)."""
-    record = account_run(mechanism.without_wrap_around(), run=run).record(dp_delta=dp_delta)
-    return record["epsilon"], record["epsilon_method"]
+    (:func:`rdpcalc.runs.run_epsilon`: the smaller ε of the Rényi curve and, where it applies, a
+    PLD, both upper bounds; the Rényi curve left out where it cannot give the smaller)."""
+    return runs.run_epsilon(mechanism.without_wrap_around(), dp_delta=dp_delta, run=run)
 
 
 def _compare_one(design: Design, name: str, n: int, bits: int, c: Fraction, target: float, dp_delta: float,
@@ -205,38 +206,65 @@ def _calibrated(design: Design, record: dict, n: int, bits: int, c: Fraction, ta
 
 
 def _bracket(epsilon_at: Callable[[float], float], design: Design, low: float, high: float, target: float):
-    """From the middle of [low, high] (geometric on a log scale), steps of ×BRACKET_STEP towards
-    the side that meets or misses the target, until two values straddle it: (low, high) of that
-    bracket; an end itself where it already meets the target on the public side; None where
-    even the private end misses it."""
+    """From the middle of [low, high] (geometric on a log scale), steps towards the side that
+    meets or misses the target, until two values straddle it: (low, high) of that bracket; an
+    end itself where it already meets the target on the public side; None where even the
+    private end misses it. A step is ×BRACKET_STEP (log scale; half the way to the end on a
+    linear one) or, from the second value on, the step that the line through the last two
+    values in (log value, log ε) says reaches the target, times BRACKET_OVERSHOOT
+    (:func:`_extrapolated_step`)."""
     def meets(value: float) -> bool:
         return epsilon_at(value) <= target
 
-    def toward(value: float, private: bool) -> float:
+    def toward(value: float, private: bool, previous: float | None) -> float:
         up = private == design.private_high
         if design.log:
-            moved = value * BRACKET_STEP if up else value / BRACKET_STEP
+            factor = _extrapolated_step(previous, value, epsilon_at, target, up)
+            moved = value * factor if up else value / factor
         else:
             moved = value + (high - value) / 2 if up else value - (value - low) / 2
         moved = min(high, max(low, moved))
-        return round(moved) if design.integer else moved
+        if design.integer:
+            moved = round(moved)
+            if moved == value and low < value < high:  # at least one step
+                moved = value + (1 if up else -1)
+        return moved
 
     start = math.sqrt(low * high) if design.log else (low + high) / 2
     start = round(start) if design.integer else start
-    current, ok = start, meets(start)
+    previous, current, ok = None, start, meets(start)
     for _ in range(64):
-        following = toward(current, private=not ok)
+        following = toward(current, private=not ok, previous=previous)
         if following == current:  # an end: it meets the target (public side), or nothing does
             return current if ok else None
         if meets(following) != ok:
             pair = sorted((current, following))
             return tuple(pair)
-        current = following
+        previous, current = current, following
     return None
 
 
+def _extrapolated_step(previous: float | None, value: float, epsilon_at: Callable[[float], float], target: float,
+                       up: bool) -> float:
+    """The factor of the next step from ``value``: where a ``previous`` value lies on the same
+    side of the target, the line through both in (log value, log ε) crosses the target at a
+    factor f from ``value``; the step is f·BRACKET_OVERSHOOT (past the crossing, so that the
+    bracket is narrow), within [BRACKET_OVERSHOOT, BRACKET_STEP²]; BRACKET_STEP without a
+    previous value, or where the line does not point the way the step goes."""
+    if previous is None:
+        return BRACKET_STEP
+    logs = [math.log(epsilon_at(v)) if 0 < epsilon_at(v) < math.inf else math.nan for v in (previous, value)]
+    slope = (logs[1] - logs[0]) / (math.log(value) - math.log(previous))
+    if not math.isfinite(slope) or slope == 0:
+        return BRACKET_STEP
+    distance = (math.log(target) - logs[1]) / slope  # in log value, signed
+    if (distance > 0) != up:
+        return BRACKET_STEP
+    return min(BRACKET_STEP**2, max(BRACKET_OVERSHOOT, math.exp(abs(distance)) * BRACKET_OVERSHOOT))
+
+
 def _solve(epsilon_at: Callable[[float], float], design: Design, low: float, high: float, target: float) -> float:
-    """The least private value with ε ≤ target: regula falsi on log ε between the ends (whose ε
+    """The least private value with ε ≤ target: Brent's method on log ε between the ends (whose ε
     straddle the target), stopped at SOLVE_RTOL; an integer is moved to its safe side."""
     def epsilon_of(value: float) -> float:
         return epsilon_at(round(value) if design.integer else value)

@@ -24,9 +24,10 @@ from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
 from .params import Param, split_record
 from .privacy import rdp as acc
-from .privacy.pld import LOSS_CAP, check_discretization
+from .privacy.pld import DISCRETIZATION, LOSS_CAP, check_discretization
 from .queries import make_mechanism
 from .version import VERSION
+from .worstcase import secagg, tails
 
 #: the δ of the ε-against-δ curve (:meth:`AccountedRun.epsilon_delta_curve`)
 CURVE_DELTAS = tuple(10.0 ** -k for k in range(1, 13))
@@ -192,7 +193,7 @@ def account_run(
     run: RunOptions = RunOptions(),
     per_round: str = "certified",
     method: str | None = None,
-    discretization: float = 1e-4,
+    discretization: float = DISCRETIZATION,
     engine: str = "fast",
     dps: int = 50,
     progress: Callable[[int, int], None] | None = None,
@@ -218,16 +219,26 @@ def account_run(
     (:func:`rdpcalc.accountant.per_round_curve`). Ask the returned :class:`AccountedRun` for records at each δ."""
     if not isinstance(run, RunOptions):
         raise ParameterError("run", f"must be a RunOptions (rdpcalc.RunOptions), got {run!r}")
-    n, rounds, observer, relation, sampling = run.n, run.rounds, run.observer, run.relation, run.sampling
     # the event checks n, clients, dim, observer, per_round, relation and sampling
-    event = MechanismEvent(mechanism, n=n, clients=run.clients, dim=run.dim, observer=observer, per_round=per_round,
-                           engine=engine, dps=dps, relation=relation, sampling=sampling)
-    clients, rate, amplified = event.clients, event.rate, event.amplified
-    method = _method(method, amplified and relation == "replace-one",
+    event = _run_event(mechanism, run, per_round, engine, dps)
+    method = _method(method, event.amplified and run.relation == "replace-one",
                      "the observer does not know the sample and no PLD amplification bound for sampling without "
                      "replacement is implemented")
     check_discretization(discretization)
-    participation = check_participation(run.participation, rounds, observer, rate)
+    return _accounted(event, run, method, discretization, progress)
+
+
+def _run_event(mechanism: Mechanism, run: RunOptions, per_round: str = "certified", engine: str = "fast",
+               dps: int = 50) -> MechanismEvent:
+    return MechanismEvent(mechanism, n=run.n, clients=run.clients, dim=run.dim, observer=run.observer,
+                          per_round=per_round, engine=engine, dps=dps, relation=run.relation, sampling=run.sampling)
+
+
+def _accounted(event: MechanismEvent, run: RunOptions, method: str, discretization: float,
+               progress: Callable[[int, int], None] | None = None) -> AccountedRun:
+    """:func:`account_run` once its options are checked: the event composed over the run."""
+    mechanism, observer, relation = event.mechanism, run.observer, run.relation
+    participation = check_participation(run.participation, run.rounds, observer, event.rate)
     stages = 3 if method == "pld" else 2
     _report(progress, 0, stages)
     event.coordinate_curve()
@@ -235,12 +246,12 @@ def account_run(
     if method == "pld":
         event.round_pld(discretization)
         _report(progress, 2, stages)
-    base = {"mechanism": mechanism.name, "parameters": mechanism.parameters(), "n": n, "clients": clients,
-            "sample_rate": rate, "rounds": rounds, "dim": run.dim, "observer": observer,
+    base = {"mechanism": mechanism.name, "parameters": mechanism.parameters(), "n": event.n, "clients": event.clients,
+            "sample_rate": event.rate, "rounds": run.rounds, "dim": run.dim, "observer": observer,
             "observer_text": acc.OBSERVER_TEXT[observer], "relation": relation,
-            "sampling": sampling if rate < 1 else "none", "amplified": amplified, "participation": participation,
-            "clients_in_sum": event.clients_in_sum,
-            "per_round_choice": per_round if event.clients_in_sum > 1 else None}
+            "sampling": run.sampling if event.rate < 1 else "none", "amplified": event.amplified,
+            "participation": participation, "clients_in_sum": event.clients_in_sum,
+            "per_round_choice": event.per_round if event.clients_in_sum > 1 else None}
     accounted = AccountedRun(event, participation, method, base, discretization)
     base["per_round_curve"] = event.coordinate_curve()[1]
     if method == "pld":
@@ -249,6 +260,39 @@ def account_run(
                      "pld_attained": round_pld.attained})
     _report(progress, stages, stages)
     return accounted
+
+
+def run_epsilon(mechanism: Mechanism, *, dp_delta: float, run: RunOptions = RunOptions()) -> tuple[float, str]:
+    """(``epsilon``, ``epsilon_method``) of the record at ``dp_delta`` of :func:`account_run`
+    with its defaults (the certified per-round worst case, the default method), without the
+    certified Rényi curve where it cannot give the smaller ε (calibration asks for ε alone,
+    many times: PBM's certified curve at n = 1000 is two thirds of its accounting).
+
+    Where the PLD route runs (the sample known to the observer, replace-one neighbours) for a
+    sum of n > 1 clients without unbounded noise, its ε_P is computed first, then ε_L: the
+    Rényi conversion (:func:`rdpcalc.privacy.rdp.epsilon`) of a lower bound L of the worst
+    case (:func:`rdpcalc.worstcase.secagg.attained_below`), scaled over the coordinates and the
+    rounds as the Rényi route scales its curve. If ε_L > ε_P, the pair is (ε_P, ``pld``) at once.
+
+    *Proof that this is the record's pair.* The record gives ε_P by ``pld`` where ε_P ≤ ε_R,
+    the Rényi route's ε: the same conversion of the certified curve U, scaled the same way.
+    U ≥ W_n ≥ L at every order, and the scaling and the conversion are non-decreasing in every
+    value of the curve (in floating point too: rounding is monotone), so ε_R ≥ ε_L > ε_P.
+    Otherwise the Rényi route runs on the same event (the PLD computed once) and the record
+    decides. Either way both routes are upper bounds of the run's ε."""
+    dp_delta = acc.check_delta(dp_delta)
+    event = _run_event(mechanism, run)
+    method = _method(None, event.amplified and run.relation == "replace-one", "")
+    if method == "pld" and run.relation == "replace-one" and event.clients_in_sum > 1 \
+            and not tails.has_tails(mechanism):
+        count = check_participation(run.participation, run.rounds, run.observer, event.rate)
+        epsilon = float(Accountant("pld", DISCRETIZATION).compose(event, count).get_epsilon(dp_delta))
+        orders = np.array([*acc.ORDERS, math.inf])
+        below = acc.RdpCurve(orders, secagg.attained_below(mechanism, event.clients_in_sum, orders))
+        if acc.epsilon(below.scaled(event.dim).scaled(count), dp_delta)[0] > epsilon:
+            return epsilon, "pld"
+    record = _accounted(event, run, method, DISCRETIZATION).record(dp_delta=dp_delta)
+    return record["epsilon"], record["epsilon_method"]
 
 
 def _report(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
@@ -438,7 +482,7 @@ def calibrate(name: str, *, solve: str, dp_epsilon: float, params: dict | None =
               solve_range: Sequence[float] | None = None, progress: Callable[[int, int], None] | None = None,
               **run) -> dict:
     """The value of parameter ``solve`` at which the whole run's ε meets ``dp_epsilon``, by
-    regula falsi on log ε (:func:`rdpcalc.privacy.rdp.solve_monotone`) between the ends of its range
+    Brent's method on log ε (:func:`rdpcalc.privacy.rdp.solve_monotone`) between the ends of its range
     (:func:`solvable`, or ``solve_range``).
 
     Parameters:

@@ -36,8 +36,9 @@ def binomial_pmf(trials: int, p: Fraction) -> list[Fraction]:
     return [math.comb(trials, i) * p**i * (1 - p) ** (trials - i) for i in range(trials + 1)]
 
 
-def convolve_fractions(a: list[Fraction], b: list[Fraction]) -> list[Fraction]:
-    out = [Fraction(0)] * (len(a) + len(b) - 1)
+def convolve_fractions(a: list, b: list) -> list:
+    """The convolution term by term, in the numbers given (exact fractions, or mpmath's)."""
+    out = [a[0] * 0] * (len(a) + len(b) - 1)
     for i, x in enumerate(a):
         for j, y in enumerate(b):
             out[i + j] += x * y

@@ -332,6 +332,38 @@ def test_calibrate_interpolates_log_epsilon(monkeypatch):
     assert len(calls) <= 6, calls
 
 
+@pytest.mark.parametrize("function, root, log_scale", [
+    (lambda x: math.expm1(min(3 / x, 700)), 3 / math.log(2), True),  # falls by decades, then flattens
+    (lambda x: 0.2 / x**2 + 5 * math.exp(-4 * x), None, True),
+    (lambda x: x**3 * math.exp(x / 3), None, True),  # rising
+    (lambda x: 1 / (1 + x) + 0.01 / x, None, False),
+    (lambda x: math.nan if x < 0.02 else math.inf if x < 0.05 else 2 / x, 2.0, True),  # NaN, then +∞
+])
+@pytest.mark.parametrize("rtol", [2e-3, 1e-9])
+def test_solve_monotone_ends_on_the_safe_side_of_a_narrow_bracket(function, root, log_scale, rtol):
+    """Brent's method on log ε: the answer is a value the function was called at (or an end) that
+    meets the target, and within rtol of the root (found by bisection to 1e-14, or known): the
+    bracket closed from both sides; a NaN counts as missing the target."""
+    lo, hi, target = 0.01, 100.0, 1.0
+    calls = []
+
+    def counted(x):
+        calls.append(x)
+        return function(x)
+
+    ends = (function(lo), function(hi))
+    x = acc.solve_monotone(counted, lo, hi, target, log_scale, ends, rtol=rtol, evaluations=60, log_values=True)
+    if root is None:
+        a, b = lo, hi  # bisection on the sign of function − target, from the ends
+        for _ in range(200):
+            middle = (a + b) / 2
+            a, b = (middle, b) if (function(middle) > target) == (function(a) > target) else (a, middle)
+        root = (a + b) / 2
+    assert x in calls and function(x) <= target
+    assert abs(x - root) <= rtol * root * 1.001
+    assert len(calls) <= 25
+
+
 def test_calibrate_keeps_every_given_parameter():
     """CorBin's d = ∞ converts to None, which make_mechanism read as "not given" (d = 5)."""
     record = rdpcalc.calibrate("corbin", solve="eps_p", dp_epsilon=2, params={"d": "inf", "r": "0.5"}, method="rdp")

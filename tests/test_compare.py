@@ -126,3 +126,30 @@ def test_workers_give_the_same_records_with_their_share_of_the_budget():
     assert not solo["feasible"] and split[0]["reason"] == solo["reason"].replace("1 MiB", "512 KiB")
     with pytest.raises(ParameterError, match=r"^workers: must be an integer in \[1, "):
         compare(run, bits=8, dp_epsilon=2.0, mechanisms=names, workers=0)
+
+
+@pytest.mark.parametrize("name, params, run, skipped", [
+    ("pbm", dict(c=1, theta="0.3", trials=5), RunOptions(n=6, rounds=20, dim=3, clients=50, participation=4), True),
+    ("binomial", dict(c=1, gamma="0.25", trials=12), RunOptions(n=5), True),
+    ("pbm", dict(c=1, theta="0.3", trials=5), RunOptions(n=6), False),
+    ("rqm", dict(c=1, delta=1, m=6, q="0.42"), RunOptions(n=5, rounds=200), False),
+    ("qgauss", dict(clip=1, sigma="0.7", k=4), RunOptions(n=4, rounds=10), False),
+])
+def test_run_epsilon_is_the_records_without_a_renyi_curve_that_cannot_give_it(monkeypatch, name, params, run,
+                                                                               skipped):
+    """runs.run_epsilon gives the (ε, method) of account_run's record, whichever route gives it;
+    where the Rényi route's lower bound already exceeds the PLD's ε (PBM over 20 rounds, the
+    binomial's +∞), the certified Rényi curve is never computed; where the Rényi route wins
+    (or the lower bound does not decide), it is."""
+    from rdpcalc import accountant, runs
+
+    mech = rdpcalc.make_mechanism(name, **params)
+    record = runs.account_run(mech, run=run).record(dp_delta=1e-5)
+    expected = (record["epsilon"], record["epsilon_method"])
+    computed = []
+    curve = accountant.per_round_curve
+    monkeypatch.setattr(accountant, "per_round_curve", lambda *args, **kw: computed.append(1) or curve(*args, **kw))
+    assert runs.run_epsilon(mech, dp_delta=1e-5, run=run) == expected
+    assert (not computed) == skipped
+    if skipped:
+        assert record["epsilon_method"] == "pld" and record["epsilon_rdp"] > record["epsilon_pld"]

@@ -576,3 +576,39 @@ def test_the_mirrored_relaxed_bound_is_the_whole_grids_and_bounds_every_split(mo
     widened, _ = secagg._relaxed_upper(mech, n, [2.0, 5.0], engine, tolerance=0.2)
     # ℓ = tolerance/2: the scaling is approximate (1.107 at α = 5 for θ = 1/4), the tolerance is kept
     assert np.all(every * (1 - 1e-12) <= widened) and np.all(widened <= every * 1.2)
+
+
+def _mp_divergence(p: list, q: list, alpha: float):
+    if alpha == math.inf:
+        return max(mpmath.log(a / b) for a, b in zip(p, q) if a > 0)
+    return mpmath.log(mpmath.fsum(a**alpha * b ** (1 - alpha) for a, b in zip(p, q) if a > 0)) / (alpha - 1)
+
+
+@pytest.mark.parametrize("name, params, n", [
+    ("rqm", dict(c="1", delta="1", m=5, q="1/3"), 4),
+    ("pbm", dict(c="1", theta="0.3", trials=3), 5),
+    ("qgauss", dict(clip="1", sigma="0.7", k=4), 3),
+])
+def test_attained_below_is_its_configurations_divergence_and_below_the_certificate(name, params, n):
+    """secagg.attained_below is the divergence of its configuration (client 1 at the ends of the
+    input range, the others at the breakpoint nearest 0), recomputed in mpmath from the
+    mechanism's pmfs convolved term by term, less its slack; below the search's maximum and the
+    certified bound at every order; refused for a mechanism with unbounded noise."""
+    mech = rdpcalc.make_mechanism(name, **params)
+    alphas = [1.5, 2.0, 10.0, math.inf]
+    below = secagg.attained_below(mech, n, alphas)
+    points = list(mech.breakpoints())
+    middle = min(points, key=abs)
+    with mpmath.workdps(40):
+        rest = [mpmath.mpf(1)]
+        for _ in range(n - 1):
+            rest = convolve_fractions(rest, mech.pmf(middle))
+        low, high = (convolve_fractions(mech.pmf(point), rest) for point in (points[0], points[-1]))
+        exact = [float(max(_mp_divergence(low, high, a), _mp_divergence(high, low, a))) for a in alphas]
+    slack = secagg.ATTAINED_SLACK
+    assert below == pytest.approx([max(0.0, v * (1 - slack) - slack) for v in exact], rel=1e-9, abs=1e-12)
+    found = secagg.search(mech, n, alphas, make_engine("fast"), budget=secagg.MAX_BUDGET)
+    certified, _ = secagg.certified_upper(mech, n, alphas, make_engine("fast"))
+    assert np.all(below <= np.array(found.values)) and np.all(below <= np.array(certified))
+    with pytest.raises(ValueError):
+        secagg.attained_below(rdpcalc.make_mechanism("ddg", c=1, gamma="0.25", sigma="1"), n, alphas)

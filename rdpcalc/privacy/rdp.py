@@ -23,6 +23,7 @@ Everything works on Rényi curves: ε(α) on a grid of orders. A run is accounte
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -261,47 +262,72 @@ def solve_monotone(function: Callable[[float], float], lo: float, hi: float, tar
                    ends: tuple[float, float], rtol: float = 1e-6, evaluations: int = 60,
                    log_values: bool = False) -> float:
     """Solve function(x) = target on [lo, hi] for a monotone function whose values at the ends,
-    ``ends``, straddle the target. Regula falsi with the Illinois modification on x (or log x),
-    and on the values' logs with ``log_values`` (for non-negative values that span decades,
-    such as ε over a parameter's range: log ε is nearer linear in log x than ε), falling back to
-    bisection where a value is not finite; stops when the bracket is ``rtol`` wide (relative) or
-    after ``evaluations`` calls. Returns the end of the final bracket on the safe side, where
-    function(x) ≤ target: one of the x the function was called at (or lo, hi)."""
+    ``ends``, straddle the target. Brent's method (Brent 1973, *Algorithms for Minimization
+    without Derivatives*, ch. 4) on x (or log x), and on the values' logs with ``log_values``
+    (for non-negative values that span decades, such as ε over a parameter's range: log ε is
+    nearer linear in log x than ε): inverse quadratic interpolation through the last three
+    points, or the secant through the last two, kept inside the bracket and taken only while
+    it shrinks the bracket fast enough, else bisection (also where a value is not finite); a
+    step is at least half the tolerance, so the bracket also closes from the far side. Stops
+    when the bracket is ``rtol`` wide (relative) or after ``evaluations`` calls. Returns the end
+    of the final bracket on the safe side, where function(x) ≤ target: one of the x the
+    function was called at (or lo, hi)."""
     if log_values:
         return solve_monotone(lambda x: _log(function(x)), lo, hi, _log(target), log_scale,
                               (_log(ends[0]), _log(ends[1])), rtol, evaluations)
 
-    def to_t(x: float) -> float:
-        return math.log(x) if log_scale else x
-
     def to_x(t: float) -> float:
         return math.exp(t) if log_scale else t
 
-    (xa, fa), (xb, fb) = (lo, ends[0] - target), (hi, ends[1] - target)
-    a, b = to_t(lo), to_t(hi)
-    side = 0
-    for _ in range(evaluations):
-        if abs(xb - xa) <= rtol * max(abs(xa), abs(xb)):
+    def to_t(x: float) -> float:
+        return math.log(x) if log_scale else x
+
+    def unsafe(value: float) -> bool:  # above the target, or NaN
+        return not value <= 0
+
+    # (t, f, x) of b, the latest point; a, the one before; c, b's partner across the target: the
+    # bracket is [b, c] (x kept as called: the answer is one of them, exactly)
+    a, b = (to_t(lo), ends[0] - target, lo), (to_t(hi), ends[1] - target, hi)
+    c = a
+    step = previous = b[0] - a[0]
+    for evaluated in range(evaluations + 1):
+        if unsafe(b[1]) == unsafe(c[1]):  # b crossed to c's side: a is the partner
+            c = a
+            step = previous = b[0] - c[0]
+        if abs(c[1]) < abs(b[1]):  # b the better estimate
+            a, b, c = b, c, b
+        rtol_t = math.log1p(rtol) if log_scale else rtol * max(abs(b[0]), abs(c[0]))
+        tolerance = max(rtol_t / 2, 4 * sys.float_info.epsilon * abs(b[0]))
+        middle = (c[0] - b[0]) / 2
+        if abs(middle) <= tolerance or b[1] == 0 or evaluated == evaluations:
             break
-        if math.isfinite(fa) and math.isfinite(fb) and fa != fb:
-            t = b - fb * (b - a) / (fb - fa)
-            if not min(a, b) < t < max(a, b):
-                t = (a + b) / 2
-        else:
-            t = (a + b) / 2
-        x = to_x(t)
-        ft = function(x) - target
-        if (ft <= 0) == (fa <= 0):
-            a, xa, fa = t, x, ft
-            if side == -1:
-                fb /= 2
-            side = -1
-        else:
-            b, xb, fb = t, x, ft
-            if side == 1:
-                fa /= 2
-            side = 1
-    return xa if fa <= 0 else xb
+        step, previous = _brent_step(a, b, c, middle, tolerance, step, previous)
+        t = b[0] + (step if abs(step) > tolerance else math.copysign(tolerance, middle))
+        a, b = b, (t, function(to_x(t)) - target, to_x(t))
+    return c[2] if unsafe(b[1]) else b[2]
+
+
+def _brent_step(a: tuple, b: tuple, c: tuple, middle: float, tolerance: float, step: float,
+                previous: float) -> tuple[float, float]:
+    """Brent's step from b (and the step to remember as the one before it), points as (t, f, x):
+    interpolation (inverse quadratic through a, b, c, or the secant through a and b where a is
+    c) where it lands well inside the bracket and the steps shrink, else half the bracket."""
+    (ta, fa, _), (tb, fb, _), (tc, fc, _) = a, b, c
+    if abs(previous) < tolerance or not abs(fa) > abs(fb) or not all(map(math.isfinite, (fa, fb, fc))):
+        return middle, middle
+    s = fb / fa
+    if ta == tc:
+        p, q = 2 * middle * s, 1 - s
+    else:
+        q, r = fa / fc, fb / fc
+        p = s * (2 * middle * q * (q - r) - (tb - ta) * (r - 1))
+        q = (q - 1) * (r - 1) * (s - 1)
+    if p > 0:
+        q = -q
+    p = abs(p)
+    if 2 * p < min(3 * middle * q - abs(tolerance * q), abs(previous * q)):
+        return p / q, step
+    return middle, middle
 
 
 def _log_expm1(x: float) -> float:
@@ -314,7 +340,8 @@ def _log_expm1(x: float) -> float:
 
 
 def _log(x: float) -> float:
-    return math.log(x) if x > 0 else -math.inf
+    """log x: −∞ at 0, NaN kept."""
+    return math.log(x) if x > 0 else x if math.isnan(x) else -math.inf
 
 
 def _log1m(x: float) -> float:
