@@ -623,6 +623,12 @@ def _check_searchable(mechanism, clients_in_sum: int) -> None:
     check_distribution(mechanism)
 
 
+def round_orders(amplified: bool) -> list[float]:
+    """The orders of one round's Rényi curve (:func:`per_round_curve`): rdpcalc's orders and ∞,
+    with the integer orders of the amplification bound where the curve is ``amplified``."""
+    return [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
+
+
 def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: str = "fast", dps: int = 50,
                     per_round: str = "certified"):
     """The per-coordinate Rényi curve of one round, the number of clients it was computed for,
@@ -637,7 +643,7 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
     computed)."""
     PER_ROUND_CURVE.convert(per_round)
     clients_in_sum = 1 if observer == "local" else n
-    orders = [*(sorted(set(acc.ORDERS) | set(acc.INTEGER_ORDERS)) if amplified else acc.ORDERS), math.inf]
+    orders = round_orders(amplified)
     if clients_in_sum > 1:
         _check_searchable(mechanism, clients_in_sum)
     if tails.has_tails(mechanism) and per_round == "certified":  # the upper ends of the certified brackets

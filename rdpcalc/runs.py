@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accountant import METHOD, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent
+from .accountant import METHOD, Accountant, GaussianEvent, LaplaceEvent, MechanismEvent, round_orders
 from .errors import ParameterError
 from .mechanisms import MECHANISMS, Mechanism
 from .mechanisms.base import SolveRange
@@ -287,7 +287,7 @@ def run_epsilon(mechanism: Mechanism, *, dp_delta: float, run: RunOptions = RunO
             and not tails.has_tails(mechanism):
         count = check_participation(run.participation, run.rounds, run.observer, event.rate)
         epsilon = float(Accountant("pld", DISCRETIZATION).compose(event, count).get_epsilon(dp_delta))
-        orders = np.array([*acc.ORDERS, math.inf])
+        orders = np.array(round_orders(amplified=False), dtype=float)  # the orders of the certified curve
         below = acc.RdpCurve(orders, secagg.attained_below(mechanism, event.clients_in_sum, orders))
         if acc.epsilon(below.scaled(event.dim).scaled(count), dp_delta)[0] > epsilon:
             return epsilon, "pld"
