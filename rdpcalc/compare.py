@@ -253,7 +253,7 @@ def _extrapolated_step(previous: float | None, value: float, epsilon_at: Callabl
     previous value, or where the line does not point the way the step goes."""
     if previous is None:
         return BRACKET_STEP
-    logs = [math.log(epsilon_at(v)) if 0 < epsilon_at(v) < math.inf else math.nan for v in (previous, value)]
+    logs = [math.log(e) if 0 < e < math.inf else math.nan for e in map(epsilon_at, (previous, value))]
     slope = (logs[1] - logs[0]) / (math.log(value) - math.log(previous))
     if not math.isfinite(slope) or slope == 0:
         return BRACKET_STEP

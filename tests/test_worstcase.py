@@ -196,6 +196,29 @@ def test_the_grid_of_splits_finds_what_every_split_finds_from_fewer(monkeypatch)
     assert set(evaluated[1]) < set(evaluated[0])
 
 
+@pytest.mark.parametrize("sigma, k", [("0.3", 4), ("1", 8), ("2", 3)])
+def test_the_quantized_gaussians_grid_of_splits_finds_every_splits_maximum(monkeypatch, sigma, k):
+    """Beyond FINE_SPLITS_UP_TO others the quantized Gaussian's search (others at ±b) tries a
+    grid of splits and every split around its best at each order (lowered here to a step of 4
+    at n = 40): the same values and configurations as every split, from fewer sums; the
+    certified bound is the same (it does not read which splits were tried), and the label says
+    which splits were tried."""
+    mech, n, alphas = rdpcalc.make_mechanism("qgauss", sigma=sigma, k=k, clip="1"), 40, [1, 2, 10, math.inf]
+    tried, two_kinds = [], secagg._two_kinds
+    monkeypatch.setattr(secagg, "_two_kinds",  # the sums of the n − 1 others (not the one-client bound's)
+                        lambda *args: (args[2] == n - 1 and tried.append(list(args[3]))) or two_kinds(*args))
+    every = secagg.search(mech, n, alphas, make_engine("fast"))
+    monkeypatch.setattr(secagg, "FINE_SPLITS_UP_TO", 2)
+    monkeypatch.setattr(secagg, "SPLIT_GRID", 10)
+    grid = secagg.search(mech, n, alphas, make_engine("fast"))
+    assert every.search == "exhaustive over the breakpoints"
+    assert grid.search.startswith("over the breakpoints, every 4th split")
+    assert grid.values == pytest.approx(every.values, rel=1e-12) and grid.attained == every.attained
+    assert grid.upper == pytest.approx(every.upper, rel=1e-12)
+    every_split, coarse = tried[0], sum(tried[1:], [])
+    assert set(coarse) < set(every_split) and len(coarse) == len(set(coarse))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_search_finds_the_exhaustive_maximum_exact(seed):

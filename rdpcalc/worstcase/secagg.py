@@ -464,23 +464,41 @@ def _canonical(counts: tuple, mirror: bool) -> tuple:
     return min(counts, counts[::-1]) if mirror else counts
 
 
-def _exhaustive(engine, evaluator: _Evaluator, size: int, sink, support: int, mirror: bool) -> None:
-    """Every multiset of ``size`` others into ``sink``. With two kinds they are the rows t (t
-    others of kind 1) of one level, and the sums with client 1 added are rows t and t + 1 of the
-    next level: one level of size + 1 clients instead of adding client 1 to every row."""
+def _exhaustive(engine, evaluator: _Evaluator, size: int, sink, support: int, mirror: bool,
+                coarse: bool = False) -> None:
+    """Every multiset of ``size`` others into ``sink``. With two kinds they are the splits t (t
+    others of kind 1); with ``coarse`` and more than FINE_SPLITS_UP_TO others, the splits of
+    :func:`_split_grid`, then every split within a step of the best at each order
+    (:func:`_around_best`), as the two-group search does."""
     if len(evaluator.clients) == 2:
         keys = [(size - t, t) for t in range(size + 1)]
         kept = [t for t, key in enumerate(keys) if _canonical(key, mirror) == key]
-        first, second = evaluator.clients
-        rows = sorted(set(kept) | {t + 1 for t in kept})
-        position = {row: place for place, row in enumerate(rows)}
-        level = engine.level(second, first, size + 1, rows)
-        totals = {index: engine.select(level, [position[t + index] for t in kept]) for index in (0, 1)}
-        _batched(engine, evaluator, None, [keys[t] for t in kept], sink, support, totals)
+        if not coarse:
+            _two_kinds(engine, evaluator, size, kept, sink, support)
+            return
+        step = _split_step(size)
+        tried = sorted(set(kept) & set(_split_grid(size)) | {kept[0], kept[-1]})
+        values = dict(zip(tried, _two_kinds(engine, evaluator, size, tried, sink, support)))
+        around = sorted(set(_around_best(values, step, size)) & set(kept))
+        _two_kinds(engine, evaluator, size, around, sink, support)
         return
     rests, keys = all_multisets(engine, evaluator.clients, size)
     kept = [row for row, key in enumerate(keys) if _canonical(key, mirror) == key]
     _batched(engine, evaluator, engine.select(rests, kept), [keys[row] for row in kept], sink, support)
+
+
+def _two_kinds(engine, evaluator: _Evaluator, size: int, splits: list[int], sink, support: int) -> np.ndarray:
+    """The splits t of ``size`` others over two kinds into ``sink``, and their values (rows ×
+    orders): the sums with client 1 added are rows t and t + 1 of one level of size + 1 clients
+    instead of client 1 added to every row."""
+    if not splits:
+        return np.zeros((0, len(evaluator.alphas)))
+    first, second = evaluator.clients
+    rows = sorted(set(splits) | {t + 1 for t in splits})
+    position = {row: place for place, row in enumerate(rows)}
+    level = engine.level(second, first, size + 1, rows)
+    totals = {index: engine.select(level, [position[t + index] for t in splits]) for index in (0, 1)}
+    return _batched(engine, evaluator, None, [(size - t, t) for t in splits], sink, support, totals)
 
 
 @dataclass(frozen=True)
@@ -664,11 +682,13 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         search_name = "exhaustive" if closed else f"exhaustive at {_CERTIFICATE_ORDERS + 1} orders"
         stages.report("others", 1)
     elif exhaustive:
+        coarse = mechanism.OTHERS_FAMILY == "breakpoints" and kinds == 2 and others > FINE_SPLITS_UP_TO
         search_name = ("exhaustive" if affine else f"exhaustive over a grid of {kinds} inputs" if grid
-                       else "exhaustive over the breakpoints")
+                       else f"over the breakpoints, every {_split_step(others)}th split of the others and every "
+                            "split around the best" if coarse else "exhaustive over the breakpoints")
         candidates = _Candidates(len(alphas))
         _exhaustive(quick, _Evaluator(quick, clients, points, alphas, client_pairs), others, candidates, support,
-                    mechanism.mirror_symmetric())
+                    mechanism.mirror_symmetric(), coarse)
         configurations = candidates.configurations()
         stages.report("others", 1)
     else:
@@ -964,14 +984,16 @@ def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engin
     a tolerance of the value found (:mod:`rdpcalc.worstcase.certificate`).
 
     For a mechanism certified over its input interval (``UNIMODAL_IN_INPUT``, the quantized
-    Gaussian) the search is exhaustive over the breakpoints, so its value at an order does not
-    depend on the other orders asked: it runs only at the orders the certificate is computed at
-    (:func:`_certificate_orders`, where the certificate takes its targets), and the chords of
-    convexity bound the others, as they do in :func:`search`; the one-client bound is taken at
-    every order as there. The bound is the one :func:`search` gives, or tighter where the
-    one-client bound is the smaller at a computed order (the chords of the minimum), without
-    screening every sum at every order (at n = 1000 and 65 001 outputs, 500 sums × 96 orders:
-    minutes)."""
+    Gaussian) the certificate (Theorem A over the input interval) does not depend on the orders
+    the search ran at, only on its targets there: the search runs only at the orders the
+    certificate is computed at (:func:`_certificate_orders`), and the chords of convexity bound
+    the others, as they do in :func:`search`; the one-client bound is taken at every order as
+    there. The bound is the one :func:`search` gives, or tighter where the one-client bound is
+    the smaller at a computed order (the chords of the minimum), without screening every sum at
+    every order (at n = 1000 and 65 001 outputs, 500 sums × 96 orders: minutes). Beyond
+    FINE_SPLITS_UP_TO others the search over the others at ±b tries a grid of splits and every
+    split around the best (:func:`_exhaustive`; at n = 1000, 77 of the 500 sums): the values it
+    finds are attained, and the certificate's targets."""
     if n < 2:
         raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
