@@ -487,6 +487,19 @@ def _exhaustive(engine, evaluator: _Evaluator, size: int, sink, support: int, mi
     _batched(engine, evaluator, engine.select(rests, kept), [keys[row] for row in kept], sink, support)
 
 
+def _exhaustive_name(affine: bool, grid: bool, kinds: int, coarse_others: int | None) -> str:
+    """What :func:`_exhaustive` covers, for the search's label (``coarse_others``: the others
+    whose splits it takes on a grid, or None)."""
+    if affine:
+        return "exhaustive"
+    if grid:
+        return f"exhaustive over a grid of {kinds} inputs"
+    if coarse_others is not None:
+        return (f"over the breakpoints, every {_split_step(coarse_others)}th split of the others and every split "
+                "around the best")
+    return "exhaustive over the breakpoints"
+
+
 def _two_kinds(engine, evaluator: _Evaluator, size: int, splits: list[int], sink, support: int) -> np.ndarray:
     """The splits t of ``size`` others over two kinds into ``sink``, and their values (rows ×
     orders): the sums with client 1 added are rows t and t + 1 of one level of size + 1 clients
@@ -683,9 +696,7 @@ def search(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, budget
         stages.report("others", 1)
     elif exhaustive:
         coarse = mechanism.OTHERS_FAMILY == "breakpoints" and kinds == 2 and others > FINE_SPLITS_UP_TO
-        search_name = ("exhaustive" if affine else f"exhaustive over a grid of {kinds} inputs" if grid
-                       else f"over the breakpoints, every {_split_step(others)}th split of the others and every "
-                            "split around the best" if coarse else "exhaustive over the breakpoints")
+        search_name = _exhaustive_name(affine, grid, kinds, others if coarse else None)
         candidates = _Candidates(len(alphas))
         _exhaustive(quick, _Evaluator(quick, clients, points, alphas, client_pairs), others, candidates, support,
                     mechanism.mirror_symmetric(), coarse)
