@@ -25,9 +25,7 @@ x ∈ {0, c/4, c/2, 3c/4, c} (the mechanisms are symmetric in x).
 from __future__ import annotations
 
 import math
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from fractions import Fraction
 
 import mpmath
@@ -130,6 +128,9 @@ def _side_by_side(mechanisms: Sequence[str], workers: int, arguments: tuple, fin
     """:func:`_compare_one` of each mechanism in a pool of ``workers`` fresh (spawned) processes,
     each with an equal share of this process's threads and memory budget; the records in the
     order of ``mechanisms``, ``finished()`` after each."""
+    import multiprocessing  # here, not at the top: the command line starts without it
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # (as multiprocessing)
+
     share = (max(1, resources.threads() // workers), resources.budget() // workers)
     context = multiprocessing.get_context("spawn")  # no fork of a process whose numba threads may run
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_setup, initargs=share) as pool:
@@ -227,7 +228,7 @@ def _bracket(epsilon_at: Callable[[float], float], design: Design, low: float, h
         if design.integer:
             moved = round(moved)
             if moved == value and low < value < high:  # at least one step
-                moved = value + (1 if up else -1)
+                moved = min(high, max(low, value + (1 if up else -1)))
         return moved
 
     start = math.sqrt(low * high) if design.log else (low + high) / 2

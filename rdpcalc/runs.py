@@ -64,13 +64,17 @@ class AccountedRun:
 
     ``event`` is one round (:class:`rdpcalc.accountant.DpEvent`), ``count`` the rounds composed,
     ``method`` the conversion reported as ``epsilon``; the Rényi route is always computed
-    beside it (``epsilon_rdp``), the PLD route when ``method`` is ``pld``."""
+    beside it (``epsilon_rdp``), the PLD route when ``method`` is ``pld`` (``pld``: that
+    composition, where the caller made it already)."""
 
-    def __init__(self, event, count: int, method: str, base: dict, discretization: float):
+    def __init__(self, event, count: int, method: str, base: dict, discretization: float,
+                 pld: Accountant | None = None):
         self.event, self.count, self.method, self.base = event, count, method, base
         self.discretization = discretization
         self.rdp = Accountant("rdp").compose(event, count)
-        self.pld = Accountant("pld", discretization).compose(event, count) if method == "pld" else None
+        if pld is None and method == "pld":
+            pld = Accountant("pld", discretization).compose(event, count)
+        self.pld = pld
 
     def record(self, *, dp_delta: float, dp_epsilon: float | None = None) -> dict:
         """One record: the run's inputs, ``epsilon_pld`` and ``epsilon_rdp`` at δ = ``dp_delta``
@@ -235,8 +239,9 @@ def _run_event(mechanism: Mechanism, run: RunOptions, per_round: str = "certifie
 
 
 def _accounted(event: MechanismEvent, run: RunOptions, method: str, discretization: float,
-               progress: Callable[[int, int], None] | None = None) -> AccountedRun:
-    """:func:`account_run` once its options are checked: the event composed over the run."""
+               progress: Callable[[int, int], None] | None = None, pld: Accountant | None = None) -> AccountedRun:
+    """:func:`account_run` once its options are checked: the event composed over the run
+    (``pld``: its PLD composition, where it was made already)."""
     mechanism, observer, relation = event.mechanism, run.observer, run.relation
     participation = check_participation(run.participation, run.rounds, observer, event.rate)
     stages = 3 if method == "pld" else 2
@@ -252,7 +257,7 @@ def _accounted(event: MechanismEvent, run: RunOptions, method: str, discretizati
             "sampling": run.sampling if event.rate < 1 else "none", "amplified": event.amplified,
             "participation": participation, "clients_in_sum": event.clients_in_sum,
             "per_round_choice": event.per_round if event.clients_in_sum > 1 else None}
-    accounted = AccountedRun(event, participation, method, base, discretization)
+    accounted = AccountedRun(event, participation, method, base, discretization, pld)
     base["per_round_curve"] = event.coordinate_curve()[1]
     if method == "pld":
         round_pld = event.round_pld(discretization)
@@ -283,15 +288,17 @@ def run_epsilon(mechanism: Mechanism, *, dp_delta: float, run: RunOptions = RunO
     dp_delta = acc.check_delta(dp_delta)
     event = _run_event(mechanism, run)
     method = _method(None, event.amplified and run.relation == "replace-one", "")
+    pld = None
     if method == "pld" and run.relation == "replace-one" and event.clients_in_sum > 1 \
             and not tails.has_tails(mechanism):
         count = check_participation(run.participation, run.rounds, run.observer, event.rate)
-        epsilon = float(Accountant("pld", DISCRETIZATION).compose(event, count).get_epsilon(dp_delta))
+        pld = Accountant("pld", DISCRETIZATION).compose(event, count)
+        epsilon = float(pld.get_epsilon(dp_delta))
         orders = np.array(round_orders(amplified=False), dtype=float)  # the orders of the certified curve
         below = acc.RdpCurve(orders, secagg.attained_below(mechanism, event.clients_in_sum, orders))
         if acc.epsilon(below.scaled(event.dim).scaled(count), dp_delta)[0] > epsilon:
             return epsilon, "pld"
-    record = _accounted(event, run, method, DISCRETIZATION).record(dp_delta=dp_delta)
+    record = _accounted(event, run, method, DISCRETIZATION, pld=pld).record(dp_delta=dp_delta)
     return record["epsilon"], record["epsilon_method"]
 
 

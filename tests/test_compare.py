@@ -140,16 +140,19 @@ def test_run_epsilon_is_the_records_without_a_renyi_curve_that_cannot_give_it(mo
     """runs.run_epsilon gives the (ε, method) of account_run's record, whichever route gives it;
     where the Rényi route's lower bound already exceeds the PLD's ε (PBM over 20 rounds, the
     binomial's +∞), the certified Rényi curve is never computed; where the Rényi route wins
-    (or the lower bound does not decide), it is."""
+    (or the lower bound does not decide), it is; either way the run's PLD is composed once."""
     from rdpcalc import accountant, runs
 
     mech = rdpcalc.make_mechanism(name, **params)
     record = runs.account_run(mech, run=run).record(dp_delta=1e-5)
     expected = (record["epsilon"], record["epsilon_method"])
-    computed = []
-    curve = accountant.per_round_curve
+    computed, composed = [], []
+    curve, compose = accountant.per_round_curve, accountant.Accountant.compose
     monkeypatch.setattr(accountant, "per_round_curve", lambda *args, **kw: computed.append(1) or curve(*args, **kw))
+    monkeypatch.setattr(accountant.Accountant, "compose",
+                        lambda self, *args: composed.append(self.method) or compose(self, *args))
     assert runs.run_epsilon(mech, dp_delta=1e-5, run=run) == expected
     assert (not computed) == skipped
+    assert composed.count("pld") == 1  # the run's PLD composed once, whether the Rényi route runs or not
     if skipped:
         assert record["epsilon_method"] == "pld" and record["epsilon_rdp"] > record["epsilon_pld"]

@@ -272,6 +272,10 @@ class Mechanism(ABC):
     #: check rather than a proof: what was checked (every output of the worst case says so)
     WORST_PAIR_PREMISE: ClassVar[str] = ""
 
+    #: True where the pmf is a window of a noise with unbounded support (its divergences are
+    #: brackets, :mod:`rdpcalc.worstcase.tails`)
+    UNBOUNDED: ClassVar[bool] = False
+
     #: True where the pmf at −x is the pmf at x reversed and the breakpoints are symmetric
     #: (the worst-case search then skips mirror images; tested per mechanism)
     MIRRORED: ClassVar[bool] = False

@@ -71,8 +71,7 @@ class RoundedNoise(Mechanism):
     (unbounded noise)."""
 
     OTHERS_FAMILY = "shift"
-    #: True where the noise has unbounded support (its pmf is windowed; :mod:`rdpcalc.worstcase.tails`)
-    UNBOUNDED: bool = True
+    UNBOUNDED = True
 
     # ------------------------------------------------------------------- noise (subclasses)
     def noise_window(self) -> tuple[int, int]:

@@ -476,11 +476,12 @@ def _exhaustive(engine, evaluator: _Evaluator, size: int, sink, support: int, mi
         if not coarse:
             _two_kinds(engine, evaluator, size, kept, sink, support)
             return
-        step = _split_step(size)
-        tried = sorted(set(kept) & set(_split_grid(size)) | {kept[0], kept[-1]})
-        values = dict(zip(tried, _two_kinds(engine, evaluator, size, tried, sink, support)))
-        around = sorted(set(_around_best(values, step, size)) & set(kept))
-        _two_kinds(engine, evaluator, size, around, sink, support)
+
+        def evaluate(splits: list[int]) -> dict[int, np.ndarray]:
+            chosen = sorted(set(splits) & set(kept))
+            return dict(zip(chosen, _two_kinds(engine, evaluator, size, chosen, sink, support)))
+
+        _grid_then_around(evaluate, size, (kept[0], kept[-1]))
         return
     rests, keys = all_multisets(engine, evaluator.clients, size)
     kept = [row for row, key in enumerate(keys) if _canonical(key, mirror) == key]
@@ -541,6 +542,15 @@ def _split_step(others: int) -> int:
     return 1 if others <= FINE_SPLITS_UP_TO else -(-others // SPLIT_GRID)
 
 
+def _grid_then_around(evaluate: Callable[[list[int]], dict[int, np.ndarray]], others: int,
+                      extra: Sequence[int] = ()) -> None:
+    """``evaluate(splits)`` (→ D_α per order of each split evaluated) of the splits of
+    :func:`_split_grid` and ``extra``, then of every split around the best of those
+    (:func:`_around_best`): every split up to FINE_SPLITS_UP_TO others."""
+    values = evaluate(sorted(set(_split_grid(others)) | set(extra)))
+    evaluate(_around_best(values, _split_step(others), others))
+
+
 def _around_best(values: dict[int, np.ndarray], step: int, others: int) -> list[int]:
     """Every split within step − 1 of one that is the largest of ``values`` (t: D_α per
     order) at some order."""
@@ -597,8 +607,7 @@ def _two_group(engine, evaluator: _Evaluator, others: int, sink: _Candidates, su
         return dict(zip(ts, values))
 
     for done, (i, j) in enumerate(_all_pairs(kinds)):
-        values = evaluate(i, j, _split_grid(others))
-        evaluate(i, j, _around_best(values, _split_step(others), others))
+        _grid_then_around(lambda splits, i=i, j=j: evaluate(i, j, splits), others)
         stages.report("two-group", done + 1)
     return recorded
 
@@ -970,7 +979,7 @@ def attained_below(mechanism: Mechanism, n: int, alphas: Sequence[float]) -> np.
     relative and absolute, and at least 0 (D_α ≥ 0; −∞ or NaN read as 0). For a mechanism with
     unbounded noise the engine's pmfs are windowed and normalised, which may raise a divergence:
     not for such mechanisms (ValueError)."""
-    if getattr(mechanism, "UNBOUNDED", False):
+    if mechanism.UNBOUNDED:
         raise ValueError("attained_below takes mechanisms without unbounded noise")
     engine = FastEngine(mechanism.modulus)
     points = list(mechanism.breakpoints())

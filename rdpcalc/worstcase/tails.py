@@ -75,7 +75,7 @@ INFINITE_REASON = "unbounded noise: the likelihood ratio of two shifted inputs' 
 
 def has_tails(mechanism: Mechanism) -> bool:
     """Whether the mechanism's pmf is a window of an unbounded noise (then its divergences are brackets)."""
-    return getattr(mechanism, "UNBOUNDED", False)
+    return mechanism.UNBOUNDED
 
 
 def brackets(mechanism: Mechanism, n: int, alphas: Sequence[float], values: Sequence[float],
