@@ -605,7 +605,7 @@ M_CASES = [
      [1, 2, 10, math.inf]),
     ("RQM c = Δ = 1.5, m = 8, q = 0.42 (the audit's m = 8)", "rqm", {"c": "1.5", "delta": "1.5", "m": 8, "q": "0.42"},
      (60,), [1, 2]),
-    ("quantized Gaussian σ = 1, C_q = 1, k = 16", "qgauss", {"sigma": 1, "clip": 1, "k": 16}, (10, 40, 1000),
+    ("quantized Gaussian σ = 1, C_q = 1, k = 16", "qgauss", {"sigma": 1, "clip": 1, "k": 16}, (10, 40, 100, 1000),
      [1, 2, 10, math.inf]),
     ("PBM θ = 0.25, 16 trials", "pbm", {"c": "1.5", "theta": "0.25", "trials": 16}, (40, 1000), [1, 2, 10, math.inf]),
     ("PBM c = 1, θ = 3/10, 7 trials, bits = 4 (wraps)", "pbm", {"c": 1, "theta": "3/10", "trials": 7, "bits": 4}, (4,),
