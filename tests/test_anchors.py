@@ -170,3 +170,11 @@ def test_the_certificate_of_the_quantized_gaussian_is_within_two_percent_at_n_40
     for record in records:
         assert record["divergence"] <= record["certified_upper"] <= 1.02 * record["divergence"]
     assert "Theorem C" in records[0]["certificate"]
+
+
+def test_theorem_c_is_refused_where_unimodality_is_not_declared():
+    """QMGeo's others also range over an interval, but its outputs are not declared unimodal in
+    the input: the cells' lower envelopes would not be certified, so the bound is refused."""
+    mech = rdpcalc.make_mechanism("qmgeo", R=8, p="0.9", w_max="1")
+    with pytest.raises(ValueError, match="unimodal"):
+        secagg.anchored_upper(mech, 4, [2.0], make_engine("fast"))

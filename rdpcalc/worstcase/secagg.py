@@ -1229,7 +1229,10 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
     (+inf at ∞) a bound on W_n(α) for client 1 at ±b (both directions), and the anchors and
     residual it rests on. V(K) is the exhaustive maximum over the anchors' multisets: the
     compiled tree (margins included) for three or more anchors, the search's level rows for the
-    two ends (margins added)."""
+    two ends (margins added). Refused (ValueError) for a mechanism whose outputs' probabilities
+    are not known to be unimodal in the input: the cells' weights rest on it."""
+    if not mechanism.UNIMODAL_IN_INPUT:
+        raise ValueError(f"Theorem C needs outputs unimodal in the input; {mechanism.name} does not declare it")
     quick = _screening_engine(engine)
     low, high = mechanism.breakpoints()
     others = n - 1
