@@ -74,8 +74,8 @@ CELL_ROOM = 5e-4
 #: the relative room left for the float pmfs' error (module docstring, *The weights*)
 PMF_MARGIN = 1e-9
 #: an anchor whose pmf exceeds a cell's lower envelope by more than this factor at some output
-#: gets weight 0 there (its weight could be at most the inverse: nothing to lose), which keeps
-#: the linear program's coefficients in range
+#: gets weight 0 there (its weight could be at most the inverse, 10⁻⁶: the residual grows by at
+#: most that), which keeps the linear program's coefficients in range
 LARGEST_RATIO = 1e6
 #: the cuts of D ~ Binomial(N, ρ): the smallest d whose distribution function reaches each of
 #: these, then the smallest d whose tail beyond it is at most each of TAIL_CUTS, then N
@@ -88,7 +88,7 @@ SUM_MARGIN = 1e-12
 @dataclass(frozen=True)
 class Mixture:
     """Anchor inputs and a residual ρ for which Theorem C's premise holds (``cells``: the cells
-    of the interval the weights were certified on, each with the lower envelope of its ends)."""
+    of the interval the weights were certified on, each bounded below by its ends' envelope)."""
 
     anchors: tuple[Fraction, ...]
     residual: float
