@@ -31,6 +31,10 @@ by V(N − d_i) on each cut gives the sum. ∎
 
 So W_n(α) ≤ (1/(α − 1)) log of the sum (KL: the sum itself), for client 1's pairs over which
 V is taken. For α = ∞ the bound degenerates to V(0) (one client), so it is not used there.
+The weights are :func:`rdpcalc.worstcase.staircase.cell_log_weights` of the binomial's log pmf,
+and the sum is :func:`rdpcalc.worstcase.staircase.mixed`, as for the common component's
+staircase; V carries the certificate's rounding margins (above 10⁻¹⁴/(α − 1) in D_α), which
+cover the weights' rounding (about 10⁻¹⁵ relative in F_α).
 
 *The weights.* Where every output's probability is unimodal in the input (``UNIMODAL_IN_INPUT``),
 on a cell [y₀, y₁] of the interval P_y ≥ L := min(P_{y₀}, P_{y₁}) for every y in it (a
@@ -53,13 +57,13 @@ the exhaustive maximum that :mod:`rdpcalc.worstcase.secagg` computes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from ..logdomain import logsumexp
+from . import staircase
 
 #: the anchor counts tried, most first (nested: each set holds the next one's anchors)
 ANCHOR_COUNTS = (17, 9, 5, 3, 2)
@@ -81,8 +85,6 @@ LARGEST_RATIO = 1e6
 #: these, then the smallest d whose tail beyond it is at most each of TAIL_CUTS, then N
 QUANTILE_CUTS = (1e-9, 0.01, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 0.95, 0.99, 0.999)
 TAIL_CUTS = (1e-6, 1e-12, 1e-24, 1e-48, 1e-96, 1e-192)
-#: relative room for the rounding of the weights and the final sum
-SUM_MARGIN = 1e-12
 
 
 @dataclass(frozen=True)
@@ -143,13 +145,20 @@ def mixture(pmf_at: Callable[[Fraction], np.ndarray], low: Fraction, high: Fract
     weights*; ``pmf_at``: a float pmf per input, every output's probability unimodal in it).
     ``mirrored``: P_{−y} is P_y read backwards and low = −high; the anchors are closed under
     y ↦ −y, so weights for y serve −y with the anchors mirrored, and the cells cover [low, 0]."""
+    known: dict[Fraction, np.ndarray] = {}
+
+    def pmf(y: Fraction) -> np.ndarray:  # each point's pmf once: a point ends two cells
+        if y not in known:
+            known[y] = pmf_at(y)
+        return known[y]
+
     anchors = spread(low, high, count)
-    rows = np.array([pmf_at(a) for a in anchors])
+    rows = np.array([pmf(a) for a in anchors])
     points = list(spread(low, (low + high) / 2 if mirrored else high, START_CELLS + 1))
-    at_points = {p: _residual(rows, pmf_at(p)) for p in points}
+    at_points = {p: _residual(rows, pmf(p)) for p in points}
     cells: dict[tuple[Fraction, Fraction], float] = {}
     for left, right in zip(points, points[1:]):
-        cells[left, right] = _residual(rows, np.minimum(pmf_at(left), pmf_at(right)))
+        cells[left, right] = _residual(rows, np.minimum(pmf(left), pmf(right)))
     while len(cells) < MAX_CELLS:
         largest = max(at_points.values())
         target = max(largest * (1 + CELL_SLACK), largest + CELL_ROOM)
@@ -158,49 +167,21 @@ def mixture(pmf_at: Callable[[Fraction], np.ndarray], low: Fraction, high: Fract
             break
         for left, right in loose:
             middle = (left + right) / 2
-            at_points[middle] = _residual(rows, pmf_at(middle))
+            at_points[middle] = _residual(rows, pmf(middle))
             del cells[left, right]
             for cell in ((left, middle), (middle, right)):
-                cells[cell] = _residual(rows, np.minimum(pmf_at(cell[0]), pmf_at(cell[1])))
+                cells[cell] = _residual(rows, np.minimum(pmf(cell[0]), pmf(cell[1])))
     return Mixture(anchors, min(1.0, max(cells.values())), tuple(sorted(cells)))
 
 
 def cuts(others: int, residual: float) -> list[tuple[int, float]]:
     """Theorem C's cuts for D ~ Binomial(``others``, ``residual``): (d_i, log P(d_{i−1} < D ≤ d_i))
     for QUANTILE_CUTS and TAIL_CUTS, ending at d = others (the cuts with no mass left out)."""
-    d = np.arange(others + 1)
-    with np.errstate(divide="ignore"):
-        log_pmf = (np.array([math.lgamma(others + 1) - math.lgamma(k + 1) - math.lgamma(others - k + 1) for k in d])
-                   + d * np.log(residual) + (others - d) * np.log1p(-residual)) if 0 < residual < 1 else \
-            np.log((d == (others if residual >= 1 else 0)).astype(float))
+    log_pmf = staircase.log_binomial_weights(others, residual)
     cdf = np.cumsum(np.exp(log_pmf))
-    tails = np.append(np.logaddexp.accumulate(log_pmf[::-1])[::-1][1:], -np.inf)  # log P(D > k)
+    tails = np.append(np.logaddexp.accumulate(log_pmf[::-1])[::-1][1:], -np.inf)  # log P(D > d)
     chosen = {int(np.searchsorted(cdf, q)) for q in QUANTILE_CUTS}
-    chosen |= {int(np.searchsorted(-tails, -math.log(t), side="left")) for t in TAIL_CUTS}
-    chosen = sorted({min(k, others) for k in chosen} | {others})
-    out, previous = [], -1
-    for k in chosen:
-        weight = logsumexp(log_pmf[previous + 1 : k + 1])
-        if weight > -np.inf:
-            out.append((k, float(weight)))
-        previous = k
-    return out
-
-
-def bound(alphas: Sequence[float], levels: Sequence[tuple[int, float]], others: int,
-          value_at: Callable[[int], np.ndarray]) -> np.ndarray:
-    """Theorem C's bound on D_α per order (+inf at α = ∞): ``levels`` from :func:`cuts`,
-    ``value_at(K)`` an upper bound on max D_α over the multisets of K anchors (per order)."""
-    values = np.array([value_at(others - d) for d, _ in levels])  # levels × orders
-    log_weights = np.array([w for _, w in levels])
-    out = np.full(len(alphas), np.inf)
-    for order, alpha in enumerate(alphas):
-        if alpha == math.inf:
-            continue
-        if alpha == 1:
-            total = float(np.exp(log_weights) @ values[:, order])
-            out[order] = total * (1 + SUM_MARGIN)
-            continue
-        log_f = logsumexp(log_weights + (alpha - 1) * values[:, order])
-        out[order] = (log_f + SUM_MARGIN) / (alpha - 1)
-    return out
+    chosen |= {int(np.searchsorted(-tails, -math.log(t))) for t in TAIL_CUTS}
+    ends = sorted({min(d, others) for d in chosen} | {others})
+    weights = staircase.cell_log_weights(log_pmf, [0] + [d + 1 for d in ends[:-1]])
+    return [(d, float(w)) for d, w in zip(ends, weights) if w > -np.inf]

@@ -1261,7 +1261,10 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
         problem = certificate.Problem(rows, ((0, len(points) - 1),), tuple(finite), mirror, size + 1)
         return certificate.exhaustive(problem).values
 
-    bounds = dict(zip(finite, anchors.bound(finite, cuts, others, value_at))) if finite else {}
+    if not finite:
+        return np.full(len(alphas), math.inf), chosen
+    values = np.array([value_at(others - d) for d, _ in cuts])  # cuts × orders
+    bounds = dict(zip(finite, staircase.mixed(values, np.array([w for _, w in cuts]), finite)))
     return np.array([bounds.get(a, math.inf) for a in alphas]), chosen
 
 
