@@ -178,3 +178,15 @@ def test_theorem_c_is_refused_where_unimodality_is_not_declared():
     mech = rdpcalc.make_mechanism("qmgeo", R=8, p="0.9", w_max="1")
     with pytest.raises(ValueError, match="unimodal"):
         secagg.anchored_upper(mech, 4, [2.0], make_engine("fast"))
+
+
+def test_without_the_mirror_the_cells_tile_the_whole_interval():
+    """mixture(mirrored=False) covers [−b, b] itself; for a mirror-symmetric mechanism its
+    residual agrees with the mirrored one's within the cells' slack."""
+    mech = qgauss("1", 8)
+    b = mech.bound
+    both = [anchors.mixture(lambda y: float_pmf(mech, y), -b, b, 5, mirrored=mirrored) for mirrored in (False, True)]
+    whole = both[0]
+    assert whole.cells[0][0] == -b and whole.cells[-1][1] == b
+    assert all(a[1] == c[0] for a, c in zip(whole.cells, whole.cells[1:]))
+    assert abs(whole.residual - both[1].residual) <= anchors.CELL_ROOM + anchors.CELL_SLACK * both[1].residual
