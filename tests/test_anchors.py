@@ -190,3 +190,42 @@ def test_without_the_mirror_the_cells_tile_the_whole_interval():
     assert whole.cells[0][0] == -b and whole.cells[-1][1] == b
     assert all(a[1] == c[0] for a, c in zip(whole.cells, whole.cells[1:]))
     assert abs(whole.residual - both[1].residual) <= anchors.CELL_ROOM + anchors.CELL_SLACK * both[1].residual
+
+
+def test_the_fewest_anchors_within_the_tolerance_are_taken():
+    """With the values attained as targets, the anchor counts are tried from the fewest up: the
+    count taken brings the bound within the tolerance at every order and the next smaller count
+    does not; with tolerance 0 no count does, and the most anchors that fit give the bound, never
+    above the fewer anchors' one by more than rounding, nor below the values found."""
+    mech, n, alphas = qgauss("1", 16), 6, [1.0, 2.0, 10.0]
+    engine = make_engine("fast")
+    found = np.array(secagg.search(mech, n, alphas, engine, certify=False).values)
+    bound, chosen = secagg.anchored_upper(mech, n, alphas, engine, found, 0.005)
+    assert np.all(bound >= found) and np.all(bound <= found * 1.005)
+    counts = sorted(anchors.ANCHOR_COUNTS)
+    assert min(counts) < len(chosen.anchors) < max(counts)
+    fewer = counts[counts.index(len(chosen.anchors)) - 1]
+    looser = secagg._anchored_bound(mech, n, alphas, engine, secagg._mixture(mech, fewer))
+    assert np.any(looser > found * 1.005)
+    most, widest = secagg.anchored_upper(mech, n, alphas, engine, found, 0.0)
+    assert len(widest.anchors) == max(counts) > len(chosen.anchors)
+    assert np.all(most >= found) and np.all(most <= bound * (1 + 1e-12))
+    alone, _ = secagg.anchored_upper(mech, n, alphas, engine)  # no targets: the most anchors that fit
+    assert np.array_equal(alone, most)
+
+
+def test_the_certified_curve_over_the_interval_follows_the_values_found_between_its_orders():
+    """The accounting's curve (every order of rdpcalc's Rényi curves up to 64) for the README's
+    quantized Gaussian at n = 10: computed at INTERVAL_ORDERS orders there (the sum has 136
+    outputs), its chords stay within 2 % of the values found at every order (at certificate.ORDERS
+    orders they reached 1.68 times them, at α = 4), and never below them."""
+    from rdpcalc.privacy import rdp  # the accounting's orders
+
+    mech, n = qgauss("1", 16), 10
+    alphas = [float(a) for a in rdp.ORDERS if a <= certificate.LARGEST_ORDER]
+    engine = make_engine("fast")
+    upper, text = secagg.certified_upper(mech, n, alphas, engine)
+    found = np.array(secagg.search(mech, n, alphas, engine, certify=False).values)
+    assert np.all(np.array(upper) >= found)
+    assert np.max(np.array(upper) / found) <= 1.02
+    assert "Theorem C" in text

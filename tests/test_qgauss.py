@@ -188,7 +188,8 @@ def test_the_worst_pairs_numerical_premise_is_stated_wherever_it_is_used(capsys)
 @pytest.mark.parametrize("sigma, k, clip, n", [(1, 16, 1, 12), (0.2, 7, 2, 40)])
 def test_the_accountants_certified_curve_searches_only_at_the_certificates_orders(sigma, k, clip, n, monkeypatch):
     """``certified_upper`` runs the (exhaustive) search at the few orders where the certificate is
-    computed, not at all 96 of the accountant's: a valid curve, above every value found, and no
+    computed (at most INTERVAL_ORDERS of them where the sum has few outputs, about
+    certificate.ORDERS elsewhere), not at all 96 of the accountant's: a valid curve, above every value found, and no
     looser than the search's own certified bound at any order (tighter between the computed orders
     where the one-client bound is the smaller there: σ = 0.2)."""
     from rdpcalc.privacy import rdp
@@ -202,7 +203,8 @@ def test_the_accountants_certified_curve_searches_only_at_the_certificates_order
     monkeypatch.setattr(secagg, "search", lambda mech, n, alphas, *rest: asked.append(list(alphas)) or searched(
         mech, n, alphas, *rest))
     curve, text = secagg.certified_upper(mech, n, orders, FastEngine())
-    assert len(asked) == 1 and len(asked[0]) <= secagg.certificate.DIRECT_ORDERS and math.inf in asked[0]
+    computed = max(secagg._interval_orders(mech, n)[0], secagg.certificate.DIRECT_ORDERS) + 2  # grid ends and ∞
+    assert len(asked) == 1 and len(asked[0]) <= computed < len(orders) and math.inf in asked[0]
     assert text == full.certificate
     for found, upper, bound in zip(full.values, full.upper, curve, strict=True):
         assert found * (1 - 1e-12) <= bound <= upper * (1 + 1e-12)

@@ -100,8 +100,11 @@ Mechanisms whose pmf is not affine between its breakpoints:
   certified as the mechanism's own single-client argument for client 1 (``breakpoints()``). Smaller
   still, where it is (:func:`anchored_upper`): Theorem C (:mod:`rdpcalc.worstcase.anchors`), every
   other client a mixture of anchor inputs spread over [−b, b] plus a residual of mass ≤ ρ that is
-  dropped, the anchors' multisets enumerated exhaustively (as many anchors as ANCHORED_WORK allows:
-  17 at n = 10, 5 at n = 40, 3 at n = 100, the two ends at n = 1000).
+  dropped, the anchors' multisets enumerated exhaustively (the fewest anchors that bring it within
+  the certificate's tolerance of the value found, at most as many as ANCHORED_WORK allows: 17 at
+  n = 10, 5 at n = 40, 3 at n = 100, the two ends at n = 1000; σ = C_q = 1, k = 16 takes 9 at
+  n = 10). Where the sum has few outputs (INTERVAL_ORDERS_SUPPORT) it is computed at
+  INTERVAL_ORDERS orders, elsewhere at certificate.ORDERS, chords between.
 
 Screens, searches and bounds run in the fast engine whichever engine is asked for; the exact
 engine recomputes the configurations found (so a printed value is the exact divergence of the
@@ -1133,12 +1136,21 @@ def _interval_certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[flo
         texts.append(result.certificate)
         return np.array(result.upper)
 
-    bound = _certificate_orders(searched, alphas)
+    bound = _certificate_orders(searched, alphas, *_interval_orders(mechanism, n))
     quick = _screening_engine(engine)
     points = mechanism.breakpoints()
     clients = [quick.client(mechanism, p) for p in points]
     one = _by_chords(lambda orders: _exhaustive_maximum(mechanism, quick, clients, points, orders, 0), alphas)
     return _non_decreasing_in_alpha(alphas, np.minimum(bound, one), np.full(len(alphas), -np.inf)), texts[0]
+
+
+def _interval_orders(mechanism: Mechanism, n: int) -> tuple[int, bool]:
+    """How many orders the certificate over the input interval is computed at (chords between),
+    and whether at any of the orders asked (:func:`_certificate_orders`): INTERVAL_ORDERS of them
+    where the sum of n clients has at most INTERVAL_ORDERS_SUPPORT outputs, else
+    certificate.ORDERS, among those Theorem A handles faster."""
+    small = n * (mechanism.support_size - 1) + 1 <= INTERVAL_ORDERS_SUPPORT
+    return (INTERVAL_ORDERS, True) if small else (certificate.ORDERS, False)
 
 
 def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=None, memo=None,
@@ -1186,13 +1198,13 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
     if family != "affine":
         def interval(orders):
             bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, targets(orders), tolerance)
-            mixed, chosen = anchored_upper(mechanism, n, orders, engine)
+            mixed, chosen = anchored_upper(mechanism, n, orders, engine, targets(orders), tolerance)
             if np.any(mixed < bound):
                 text += f"; where smaller, Theorem C: {chosen.describe()}"
             texts.append(text)
             return np.minimum(bound, mixed)
 
-        bound = _certificate_orders(interval, alphas)
+        bound = _certificate_orders(interval, alphas, *_interval_orders(mechanism, n))
         return np.minimum(one, bound), (f"{texts[0]}; client 1 at ±b ({mechanism.WORST_PAIR_PREMISE})"
                                         if mechanism.WORST_PAIR_PREMISE else texts[0])
     shares = []
@@ -1217,38 +1229,86 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
     return np.minimum(bound, mixed), text
 
 
+#: the certificate over the input interval (the quantized Gaussian) is computed at this many
+#: orders where the sum has at most INTERVAL_ORDERS_SUPPORT outputs, chords between. At
+#: certificate.ORDERS orders its chords were loose: at n = 10 (σ = C_q = 1, k = 16) up to 1.68
+#: times the value found between the orders computed, where the bound is within 0.5 % of it,
+#: which put the README's account at ε = 29.1 against 25.7 found. Each order costs Theorem C's
+#: enumeration of its leaves once more: under 0.1 s there, 0.7 s at n = 40 and k = 34 (where the
+#: enumeration itself takes 13 s), 4 s at n = 1000 (the search's level rows)
+INTERVAL_ORDERS = 32
+INTERVAL_ORDERS_SUPPORT = 400
+
 #: Theorem C's enumeration over the anchors' multisets (three or more anchors: the compiled
 #: tree) takes at most this many nodes × clients, summed over its cuts (about 0.1 µs each); the
-#: most anchors that fit are taken, and two (the ends, by the search's level rows) where none does
+#: most anchors that fit are taken (fewer where they bring the bound within the tolerance of the
+#: values attained), and two (the ends, by the search's level rows) where none does
 ANCHORED_WORK = 300_000_000
+#: the anchors and residual of Theorem C per mechanism and anchor count (their linear programs
+#: take seconds; a calibration and a curve refined order by order ask again)
+_mixtures_memory = Remembered(16)
 
 
-def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine) -> tuple[np.ndarray, anchors.Mixture]:
+def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, targets: np.ndarray | None = None,
+                   tolerance: float = certificate.TOLERANCE) -> tuple[np.ndarray, anchors.Mixture]:
     """Theorem C (:mod:`rdpcalc.worstcase.anchors`) for a mechanism whose others range over its
     input interval [−b, b] and whose outputs' probabilities are unimodal in the input: per order
     (+inf at ∞) a bound on W_n(α) for client 1 at ±b (both directions), and the anchors and
     residual it rests on. V(K) is the exhaustive maximum over the anchors' multisets: the
     compiled tree (margins included) for three or more anchors, the search's level rows for the
-    two ends (margins added). Refused (ValueError) for a mechanism whose outputs' probabilities
-    are not known to be unimodal in the input: the cells' weights rest on it."""
+    two ends (margins added). The anchor counts of anchors.ANCHOR_COUNTS whose enumeration fits
+    ANCHORED_WORK are tried from the fewest up, until the bound is within ``tolerance`` of
+    ``targets`` (values attained at the finite orders of ``alphas``) at every order; without
+    targets, or where none is, the most anchors that fit give the bound. Refused (ValueError) for
+    a mechanism whose outputs' probabilities are not known to be unimodal in the input: the
+    cells' weights rest on it."""
     if not mechanism.UNIMODAL_IN_INPUT:
         raise ValueError(f"Theorem C needs outputs unimodal in the input; {mechanism.name} does not declare it")
     quick = _screening_engine(engine)
-    low, high = mechanism.breakpoints()
-    others = n - 1
-
-    def pmf_at(y: Fraction) -> np.ndarray:
-        return np.exp(np.asarray(quick.client(mechanism, y), dtype=float))
-
-    for count in anchors.ANCHOR_COUNTS:
-        if count > 2 and math.comb(others + count, count) * n > ANCHORED_WORK:  # the cut at d = 0 alone
-            continue
-        chosen = anchors.mixture(pmf_at, low, high, count, mechanism.mirror_symmetric())
-        cuts = anchors.cuts(others, chosen.residual)
-        work = sum(math.comb(others - d + count, count) * (others - d + 1) for d, _ in cuts)
-        if count == 2 or work <= ANCHORED_WORK:
-            break
     finite = [a for a in alphas if a != math.inf]
+    counts = [count for count in sorted(anchors.ANCHOR_COUNTS) if count == 2 or _anchored_work(mechanism, n, count)
+              <= ANCHORED_WORK]
+    if targets is None:
+        counts = counts[-1:]
+    else:
+        attained = np.array([t for a, t in zip(alphas, targets) if a != math.inf], dtype=float)
+    for count in counts:
+        chosen = _mixture(mechanism, count)
+        if not finite:
+            return np.full(len(alphas), math.inf), chosen
+        bound = _anchored_bound(mechanism, n, finite, quick, chosen)
+        if targets is not None and np.all(bound <= attained * (1 + tolerance)):
+            break
+    bounds = dict(zip(finite, bound))
+    return np.array([bounds.get(a, math.inf) for a in alphas]), chosen
+
+
+def _mixture(mechanism: Mechanism, count: int) -> anchors.Mixture:
+    """:func:`rdpcalc.worstcase.anchors.mixture` of ``count`` anchors over the mechanism's input
+    interval, remembered."""
+    def build():
+        quick = FastEngine(mechanism.modulus)
+        low, high = mechanism.breakpoints()
+        return anchors.mixture(lambda y: np.exp(np.asarray(quick.client(mechanism, y), dtype=float)), low, high,
+                               count, mechanism.mirror_symmetric())
+
+    return _mixtures_memory.get((mechanism, count), build)
+
+
+def _anchored_work(mechanism: Mechanism, n: int, count: int) -> int:
+    """The nodes × clients of Theorem C's enumeration with ``count`` anchors, summed over its cuts
+    (the cut at d = 0 alone first: the residual's linear programs are not run where that does not fit)."""
+    others = n - 1
+    if math.comb(others + count, count) * n > ANCHORED_WORK:
+        return math.comb(others + count, count) * n
+    cuts = anchors.cuts(others, _mixture(mechanism, count).residual)
+    return sum(math.comb(others - d + count, count) * (others - d + 1) for d, _ in cuts)
+
+
+def _anchored_bound(mechanism: Mechanism, n: int, finite: list[float], quick, chosen: anchors.Mixture) -> np.ndarray:
+    """Theorem C's bound at the finite orders ``finite`` with the anchors and residual ``chosen``."""
+    others = n - 1
+    cuts = anchors.cuts(others, chosen.residual)
     points = chosen.anchors
     clients = [quick.client(mechanism, p) for p in points]
     rows = _linear_pmfs(quick, clients)
@@ -1261,25 +1321,24 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
         problem = certificate.Problem(rows, ((0, len(points) - 1),), tuple(finite), mirror, size + 1)
         return certificate.exhaustive(problem).values
 
-    if not finite:
-        return np.full(len(alphas), math.inf), chosen
     values = np.array([value_at(others - d) for d, _ in cuts])  # cuts × orders
-    bounds = dict(zip(finite, staircase.mixed(values, np.array([w for _, w in cuts]), finite)))
-    return np.array([bounds.get(a, math.inf) for a in alphas]), chosen
+    return np.asarray(staircase.mixed(values, np.array([w for _, w in cuts]), finite), dtype=float)
 
 
 def _certificate_orders(compute: Callable[[list[float]], np.ndarray], alphas: Sequence[float],
-                        count: int = certificate.ORDERS) -> np.ndarray:
+                        count: int = certificate.ORDERS, any_order: bool = False) -> np.ndarray:
     """:mod:`rdpcalc.worstcase.certificate`'s bounds at every order: computed at no more than ``count`` of
     the orders up to certificate.LARGEST_ORDER (and ∞), or at each of them where they number at
     most certificate.DIRECT_ORDERS, chords between them (:func:`_by_chords`); above
-    LARGEST_ORDER, the bound at ∞ (D_α ≤ D_∞)."""
+    LARGEST_ORDER, the bound at ∞ (D_α ≤ D_∞). The orders computed are taken among those Theorem A
+    handles faster (1 + 2⁻ʲ and the integers), or among all of them with ``any_order``."""
     kept = [a for a in alphas if a <= certificate.LARGEST_ORDER]
     if len(kept) <= certificate.DIRECT_ORDERS:  # each of them directly
         count = certificate.DIRECT_ORDERS
     if len(kept) < len(alphas):  # ∞ bounds the orders above LARGEST_ORDER
         kept.append(math.inf)
-    cheap = [1 + 2.0**-k for k in range(1, 7)] + [float(a) for a in range(2, int(certificate.LARGEST_ORDER) + 1)]
+    cheap = [] if any_order else \
+        [1 + 2.0**-k for k in range(1, 7)] + [float(a) for a in range(2, int(certificate.LARGEST_ORDER) + 1)]
     values = dict(zip(kept, _by_chords(compute, kept, count, cheap, preferred=kept)))
     cap = values.get(math.inf, math.inf)
     return np.array([values.get(a, cap) for a in alphas], dtype=float)
