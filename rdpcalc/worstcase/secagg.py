@@ -1257,28 +1257,33 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
     residual it rests on. V(K) is the exhaustive maximum over the anchors' multisets: the
     compiled tree (margins included) for three or more anchors, the search's level rows for the
     two ends (margins added). The anchor counts of anchors.ANCHOR_COUNTS whose enumeration fits
-    ANCHORED_WORK are tried from the fewest up, until the bound is within ``tolerance`` of
-    ``targets`` (values attained at the finite orders of ``alphas``) at every order; without
-    targets, or where none is, the most anchors that fit give the bound. Refused (ValueError) for
+    ANCHORED_WORK are tried from the fewest up (while they fit), until the bound is within
+    ``tolerance`` of ``targets`` (values attained at the orders of ``alphas``) at every finite
+    order; without targets, or where none is, the most anchors that fit give the bound. Refused (ValueError) for
     a mechanism whose outputs' probabilities are not known to be unimodal in the input: the
     cells' weights rest on it."""
     if not mechanism.UNIMODAL_IN_INPUT:
         raise ValueError(f"Theorem C needs outputs unimodal in the input; {mechanism.name} does not declare it")
     quick = _screening_engine(engine)
     finite = [a for a in alphas if a != math.inf]
-    counts = [count for count in sorted(anchors.ANCHOR_COUNTS) if count == 2 or _anchored_work(mechanism, n, count)
-              <= ANCHORED_WORK]
-    if targets is None:
-        counts = counts[-1:]
-    else:
-        attained = np.array([t for a, t in zip(alphas, targets) if a != math.inf], dtype=float)
-    for count in counts:
-        chosen = _mixture(mechanism, count)
+
+    def fits(count: int) -> bool:
+        return count == 2 or _anchored_work(mechanism, n, count) <= ANCHORED_WORK
+
+    if targets is None or not finite:
+        chosen = _mixture(mechanism, next(c for c in sorted(anchors.ANCHOR_COUNTS, reverse=True) if fits(c)))
         if not finite:
             return np.full(len(alphas), math.inf), chosen
         bound = _anchored_bound(mechanism, n, finite, quick, chosen)
-        if targets is not None and np.all(bound <= attained * (1 + tolerance)):
-            break
+    else:
+        attained = np.array([t for a, t in zip(alphas, targets) if a != math.inf], dtype=float)
+        for count in sorted(anchors.ANCHOR_COUNTS):  # the larger counts' linear programs only where needed
+            if not fits(count):
+                break
+            chosen = _mixture(mechanism, count)
+            bound = _anchored_bound(mechanism, n, finite, quick, chosen)
+            if np.all(bound <= attained * (1 + tolerance)):
+                break
     bounds = dict(zip(finite, bound))
     return np.array([bounds.get(a, math.inf) for a in alphas]), chosen
 
