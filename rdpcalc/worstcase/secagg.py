@@ -1233,9 +1233,9 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 #: orders where the sum has at most INTERVAL_ORDERS_SUPPORT outputs, chords between. At
 #: certificate.ORDERS orders its chords were loose: at n = 10 (σ = C_q = 1, k = 16) up to 1.68
 #: times the value found between the orders computed, where the bound is within 0.5 % of it,
-#: which put the README's account at ε = 29.1 against 25.7 found. Each order costs Theorem C's
-#: enumeration of its leaves once more: under 0.1 s there, 0.7 s at n = 40 and k = 34 (where the
-#: enumeration itself takes 13 s), 4 s at n = 1000 (the search's level rows)
+#: which put the README's account at ε = 29.1 against 25.7 found. Each order adds the evaluation
+#: of Theorem C's leaves at it: under 0.1 s there, 0.7 s at n = 40 and k = 34 (where building
+#: them takes 13 s), 4 s at n = 1000 (the search's level rows)
 INTERVAL_ORDERS = 32
 INTERVAL_ORDERS_SUPPORT = 400
 
@@ -1245,7 +1245,7 @@ INTERVAL_ORDERS_SUPPORT = 400
 #: values attained), and two (the ends, by the search's level rows) where none does
 ANCHORED_WORK = 300_000_000
 #: the anchors and residual of Theorem C per mechanism and anchor count (their linear programs
-#: take seconds; a calibration and a curve refined order by order ask again)
+#: take seconds, and each accounting of a calibration asks again)
 _mixtures_memory = Remembered(16)
 
 
@@ -1259,9 +1259,9 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
     two ends (margins added). The anchor counts of anchors.ANCHOR_COUNTS whose enumeration fits
     ANCHORED_WORK are tried from the fewest up (while they fit), until the bound is within
     ``tolerance`` of ``targets`` (values attained at the orders of ``alphas``) at every finite
-    order; without targets, or where none is, the most anchors that fit give the bound. Refused (ValueError) for
-    a mechanism whose outputs' probabilities are not known to be unimodal in the input: the
-    cells' weights rest on it."""
+    order; without targets, or where none is, the most anchors that fit give the bound. Refused
+    (ValueError) for a mechanism whose outputs' probabilities are not known to be unimodal in the
+    input: the cells' weights rest on it."""
     if not mechanism.UNIMODAL_IN_INPUT:
         raise ValueError(f"Theorem C needs outputs unimodal in the input; {mechanism.name} does not declare it")
     quick = _screening_engine(engine)
