@@ -160,9 +160,10 @@ def compare(records: list[dict]) -> str:
                          + ", ".join(f"{name} {value:.3g}" for name, value in sorted(at_one.items(), key=lambda i: i[1])))
     return ("No paper draws this comparison. How each ε is certified: the additive-noise mechanisms (discrete "
             "Gaussian, Skellam, binomial) exactly (the others at a grid point, client 1 over the shifts); RQM and PBM "
-            "by the certificate over their breakpoints; the quantized Gaussian by Theorem A over its input interval, "
-            "which drops the residuals of its continuum of inputs, so its certified ε lies above the worst case it "
-            "attains — the price of a guarantee, not of the mechanism. Interpolated MSE of the decoded sum at ε = 1 "
+            "by the certificate over their breakpoints; the quantized Gaussian by Theorem C over its input interval "
+            "(each other client a mixture of a few anchor inputs and a residual, which it drops), so its certified ε "
+            "lies above the worst case it attains — the price of a guarantee, not of the mechanism. Interpolated MSE "
+            "of the decoded sum at ε = 1 "
             "(log–log, within each sweep's range): " + "; ".join(parts) + ".")
 
 
