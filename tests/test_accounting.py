@@ -15,6 +15,9 @@ from rdpcalc import ParameterError, runs
 from rdpcalc.cli import main
 from rdpcalc.privacy import rdp as acc
 
+from .oracles import renyi_float
+from .test_certificate import brute_force
+
 
 def dp_accounting_epsilon(sigma: float, rate: float, rounds: int, delta: float, method: str = "rdp") -> float:
     """dp-accounting's own ε: its RDP accountant, or its PLD accountant (grid 1e-4)."""
@@ -109,9 +112,14 @@ def test_composition_is_additive_and_epsilon_monotone():
     mech = rdpcalc.make_mechanism("pbm", c=1, theta="0.25", trials=4)
     one = rdpcalc.account(mech, n=5, clients=50, rounds=10, dim=3)
     two = rdpcalc.account(mech, n=5, clients=50, rounds=20, dim=3)
+    same = 0
     for a, b in zip(one["curve"], two["curve"], strict=True):
-        assert b["total"] == pytest.approx(2 * a["total"], rel=1e-12)
         assert a["total"] == pytest.approx(10 * a["per_round"], rel=1e-12)
+        assert b["total"] == pytest.approx(20 * b["per_round"], rel=1e-12)
+        if a["per_round"] == b["per_round"]:  # (each account computes the certificate at its conversion's order)
+            same += 1
+            assert b["total"] == pytest.approx(2 * a["total"], rel=1e-12)
+    assert same >= len(one["curve"]) - 8
     eps = [rdpcalc.account(mech, n=5, clients=50, rounds=t, dim=3)["epsilon"] for t in (1, 5, 25)]
     assert eps == sorted(eps)
     eps_dim = [rdpcalc.account(mech, n=5, clients=50, rounds=5, dim=d)["epsilon"] for d in (1, 4, 16)]
@@ -272,6 +280,90 @@ def test_certified_per_round_curve_is_the_searchs_certified_upper():
         assert record["certified_upper"] * (1 - 1e-12) <= point["per_round"] <= 1.02 * record["certified_upper"]
     for c, f in zip(certified["curve"], found["curve"], strict=True):
         assert f["per_round"] <= c["per_round"] * (1 + 1e-12)
+
+
+def test_convexity_tightens_a_curve_known_at_a_few_orders_and_never_falls_below_the_worst_case():
+    """convex_tightened of a curve equal to W (the largest D_α over five random pairs) at four
+    orders and ∞, and +∞ elsewhere: at least W at every order, at most the curve, the chord of
+    (α − 1)·W between two known orders (computed here by hand), and W at the next known order
+    below the smallest (monotonicity) or at ∞ above the largest."""
+    rng = np.random.default_rng(7)
+    pairs = [(0.9 * rng.dirichlet(np.ones(6)) + 0.1 / 6, 0.9 * rng.dirichlet(np.ones(6)) + 0.1 / 6) for _ in range(5)]
+    orders = np.array([*acc.ORDERS[acc.ORDERS <= 128], math.inf])
+    worst = np.array([max(renyi_float(list(p), list(q), a) for p, q in pairs) for a in orders])
+    known = np.isin(orders, [1.5, 3.0, 10.0, 64.0, math.inf])
+    tightened = acc.convex_tightened(acc.RdpCurve(orders, np.where(known, worst, math.inf))).values
+    assert np.all(tightened >= worst * (1 - 1e-12)) and np.all(tightened[known] == worst[known])
+    at = dict(zip(orders, worst))
+    for alpha in (1.75, 2.0):
+        chord = (0.5 * at[1.5] + (alpha - 1.5) / 1.5 * (2 * at[3.0] - 0.5 * at[1.5])) / (alpha - 1)
+        assert tightened[orders == alpha][0] == pytest.approx(chord, rel=1e-14)
+    assert tightened[orders == 1.2][0] == at[1.5] and tightened[orders == 128][0] == at[math.inf]
+
+
+def test_accounting_computes_the_certificate_at_the_order_where_the_conversion_lands():
+    """RQM (c = Δ = 1, 6 levels, q = ½) at n = 12 over 100 rounds: the certified curve is computed
+    at 32 orders with chords between; the values attained convert best at α = 1.6, where the
+    chord lies 5 % above them. The account computes the certificate there too (exhaustive, so
+    the worst case itself, as brute-force enumeration of every multiset of the others gives it)
+    and its ε drops, never below the conversion of the worst case at that order."""
+    mech = rdpcalc.make_mechanism("rqm", c="1", delta="1", m=6, q="0.5")
+    event = rdpcalc.MechanismEvent(mech, n=12)
+    chorded, attained = event.coordinate_curve()[0], event.attained_curve()
+    order = acc.epsilon(attained.scaled(100), 1e-5)[1]
+    assert order == 1.6 and chorded.at(order) > 1.04 * attained.at(order)
+    with mpmath.workdps(30):
+        pmfs = np.array([[float(p) for p in mech.pmf(x)] for x in mech.breakpoints()])
+    around = [float(a) for a in chorded.orders if 1.4 < a < 1.85]
+    worst = brute_force(pmfs, 11, around)
+
+    record = rdpcalc.account(mech, n=12, rounds=100, method="rdp")
+    per_round = {point["alpha"]: point["per_round"] for point in record["curve"]}
+    assert per_round[order] == pytest.approx(worst[around.index(order)], rel=1e-9)
+    assert all(per_round[a] >= w * (1 - 1e-12) for a, w in zip(around, worst))
+    assert all(per_round[a] <= c * (1 + 1e-15) for a, c in zip(chorded.orders, chorded.values) if a in per_round)
+    before = acc.epsilon(chorded.scaled(100), 1e-5)[0]
+    assert acc.epsilon(attained.scaled(100), 1e-5)[0] <= record["epsilon_rdp"] < before - 0.5
+    assert record["order"] == order and "computed again at α = 1.6" in record["per_round_curve"]
+
+
+def test_a_calibration_computes_the_certificate_only_where_the_conversion_lands():
+    """``certified_orders`` conversion, what calibrations use. RQM (c = Δ = 1, 6 levels, q = ½)
+    at n = 12 over 100 rounds: the certificate is computed at α = 1.6 alone, where it is the worst
+    case (brute force); the curve is that value up to α = 1.6 and +∞ above, ε its conversion
+    there, as with the whole curve, and run_epsilon gives the account's ε. RQM (c = Δ = 1.5, 8
+    levels, q = 0.42) at n = 60, whose certificate lies over 5 % above the values attained (blocks
+    of others): the whole curve after all, the same ε as with it. The quantized Gaussian at n = 20,
+    whose certificate at one order costs as much as the curve: the whole curve, not computed again
+    (``all`` computes it again at the order of the conversion of one round)."""
+    mech = rdpcalc.make_mechanism("rqm", c="1", delta="1", m=6, q="0.5")
+    event = rdpcalc.MechanismEvent(mech, n=12, certified_orders="conversion")
+    lazy = rdpcalc.Accountant("rdp").compose(event, 100).get_epsilon(1e-5)
+    whole = rdpcalc.Accountant("rdp").compose(rdpcalc.MechanismEvent(mech, n=12), 100).get_epsilon(1e-5)
+    with mpmath.workdps(30):
+        pmfs = np.array([[float(p) for p in mech.pmf(x)] for x in mech.breakpoints()])
+    worst = brute_force(pmfs, 11, [1.6])[0]
+    curve = event.coordinate_curve()[0]
+    assert curve.at(1.6) == pytest.approx(worst, rel=1e-9)
+    assert np.all(curve.values[curve.orders <= 1.6] == curve.at(1.6)) and np.all(np.isinf(curve.values[curve.orders > 1.6]))
+    assert lazy == acc.epsilon(acc.RdpCurve(np.array([1.6]), np.array([100 * curve.at(1.6)])), 1e-5)[0]
+    assert lazy == pytest.approx(whole, rel=1e-12)
+    assert runs.run_epsilon(mech, dp_delta=1e-5, run=runs.RunOptions(n=12, rounds=100))[0] == pytest.approx(
+        rdpcalc.account(mech, n=12, rounds=100)["epsilon"], rel=1e-12)
+
+    loose = rdpcalc.make_mechanism("rqm", c="1.5", delta="1.5", m=8, q="0.42")
+    event = rdpcalc.MechanismEvent(loose, n=60, certified_orders="conversion")
+    epsilon = rdpcalc.Accountant("rdp").compose(event, 10).get_epsilon(1e-5)
+    assert np.all(np.isfinite(event.coordinate_curve()[0].values))
+    assert epsilon == rdpcalc.Accountant("rdp").compose(rdpcalc.MechanismEvent(loose, n=60), 10).get_epsilon(1e-5)
+
+    qgauss = rdpcalc.make_mechanism("qgauss", sigma="1", k=16, clip="1")
+    event, whole = (rdpcalc.MechanismEvent(qgauss, n=20, certified_orders=mode) for mode in ("conversion", "all"))
+    rdpcalc.Accountant("rdp").compose(event, 1).get_epsilon(1e-5)
+    curve, text = event.coordinate_curve()
+    assert "computed again" not in text and np.array_equal(curve.values, whole.coordinate_curve()[0].values)
+    rdpcalc.Accountant("rdp").compose(whole, 1).get_epsilon(1e-5)
+    assert "computed again at α = " in whole.coordinate_curve()[1]  # (where the whole curve is kept, as accounting does)
 
 
 def test_per_round_is_validated():

@@ -79,6 +79,54 @@ class RdpCurve:
         return float(self.values[index[0]])
 
 
+#: the chords of :func:`convex_tightened` are raised by this relative amount: their three
+#: floating-point operations (a difference, a ratio, a product) round by at most 2⁻⁵³ each
+CHORD_ROUNDING = 8 * 2.0**-53
+
+
+def convex_tightened(curve: RdpCurve) -> RdpCurve:
+    """The tightest curve that convexity and monotonicity in α imply from ``curve``, itself an
+    upper bound U at each of its orders on W(α) = the largest D_α(P‖Q) over a family of pairs
+    (the worst case over neighbouring inputs, of one client or of a SecAgg sum).
+
+    *Proof.* (1) K(α) = (α − 1)·W(α) is convex on (1, ∞): for each pair, (α − 1)·D_α(P‖Q) =
+    log Σ P^α Q^(1−α) is a log-sum-exp of functions affine in α, hence convex, and a maximum
+    of convex functions is convex. For α₁ < α < α₂ with finite bounds U₁, U₂ at α₁ and α₂,
+    write α = (1 − t)α₁ + tα₂: K(α) ≤ (1 − t)K(α₁) + tK(α₂) ≤ (1 − t)(α₁ − 1)U₁ + t(α₂ − 1)U₂.
+    The smallest of these chords over all such pairs of orders is the lower convex hull of the
+    points (αᵢ, (αᵢ − 1)Uᵢ), evaluated at α and divided by α − 1; each chord value is raised by
+    CHORD_ROUNDING for its rounding. (2) W is non-decreasing in α (so is D_α for each pair):
+    W(α) ≤ U at every order at or above α, ∞ included. Each value is the smallest of its own
+    and these; orders with U = +∞, α = 1 and α = ∞ take part in (2) only."""
+    orders = np.asarray(curve.orders, dtype=float)
+    values = np.array(curve.values, dtype=float)
+    points = sorted((a, (a - 1) * u) for a, u in zip(orders, values) if 1 < a < math.inf and math.isfinite(u))
+    hull: list[tuple[float, float]] = []
+    for point in points:  # Andrew's monotone chain, lower half
+        while len(hull) >= 2 and _not_below(hull[-2], hull[-1], point):
+            hull.pop()
+        hull.append(point)
+    xs = np.array([a for a, _ in hull])
+    for index, alpha in enumerate(orders):
+        if len(hull) < 2 or not xs[0] < alpha < xs[-1]:
+            continue
+        right = int(np.searchsorted(xs, alpha))
+        (a1, k1), (a2, k2) = hull[right - 1], hull[right]
+        if alpha < a2:  # (a vertex keeps its own value)
+            chord = (k1 + (alpha - a1) / (a2 - a1) * (k2 - k1)) * (1 + CHORD_ROUNDING)
+            values[index] = min(values[index], chord / (alpha - 1))
+    order = np.argsort(orders, kind="stable")
+    values[order] = np.minimum.accumulate(values[order][::-1])[::-1]
+    return RdpCurve(orders, values)
+
+
+def _not_below(first: tuple[float, float], middle: tuple[float, float], last: tuple[float, float]) -> bool:
+    """Whether ``middle`` lies on or above the segment from ``first`` to ``last`` (it is then no
+    vertex of the lower convex hull)."""
+    (x1, y1), (x2, y2), (x3, y3) = first, middle, last
+    return (x2 - x1) * (y3 - y1) - (y2 - y1) * (x3 - x1) <= 0
+
+
 def gaussian_curve(sigma: float, sensitivity: float = 1.0, orders=ORDERS) -> RdpCurve:
     """α Δ² / (2σ²) (Mironov 2017)."""
     orders = np.asarray(orders, dtype=float)
