@@ -610,9 +610,9 @@ class MechanismEvent(DpEvent):
         the order where the values attained convert best, 0.84 on the whole curve). Where one
         order costs about as much as the curve, the curve is computed as with ``all`` and kept as
         it is (a calibration asks many ε)."""
-        lower = self.attained_curve()
-        if lower is None or self.amplified or order not in lower.orders or order in self._cache.setdefault("focused", []) \
-                or (self.certified_orders == "conversion" and not self._cache["lazy"]):
+        lower, focused = self.attained_curve(), self._cache.setdefault("focused", [])
+        kept = self.certified_orders == "conversion" and not self._cache.get("lazy")  # (the whole curve, kept)
+        if lower is None or self.amplified or order not in lower.orders or order in focused or kept:
             return False
         curve, text = self.coordinate_curve()
         index = int(np.nonzero(curve.orders == order)[0][0])
@@ -620,8 +620,8 @@ class MechanismEvent(DpEvent):
             return False
         engine = make_engine(self.engine, self.dps, self.clients_in_sum, self.mechanism.modulus)
         (value,), certified = secagg.certified_upper(self.mechanism, self.clients_in_sum, [order], engine)
-        self._cache["focused"].append(order)
-        focused = ", ".join(f"{a:g}" for a in sorted(self._cache["focused"]))
+        focused.append(order)
+        orders = ", ".join(f"{a:g}" for a in sorted(focused))
         lazy = whole = self._cache["lazy"]
         if lazy and not value <= lower.values[index] * (1 + LAZY_GAP):  # the whole curve after all
             curve, _, text, _ = per_round_curve(self.mechanism, self.n, self.observer, self.amplified, self.engine,
@@ -636,11 +636,11 @@ class MechanismEvent(DpEvent):
         values = curve.values.copy()
         values[index] = value
         if lazy:
-            text = (f"certified upper bound of the worst case ({certified}) at α = {focused} (where the conversion to "
+            text = (f"certified upper bound of the worst case ({certified}) at α = {orders} (where the conversion to "
                     "(ε, δ) was smallest on the values attained), monotonicity in α below it, +∞ above"
                     + (f"; {self.mechanism.WORST_PAIR_PREMISE}" if self.mechanism.WORST_PAIR_PREMISE else ""))
         else:
-            text = (f"{text.split('; computed again at')[0]}; computed again at α = {focused} (where the conversion "
+            text = (f"{text.split('; computed again at')[0]}; computed again at α = {orders} (where the conversion "
                     "to (ε, δ) was smallest on the values attained), convexity chords through it")
         self._cache["curve"] = (acc.convex_tightened(acc.RdpCurve(curve.orders, values)), text)
         self._cache.pop("rdp", None)
@@ -750,9 +750,10 @@ def per_round_curve(mechanism, n: int, observer: str, amplified: bool, engine: s
                     per_round: str = "certified", lazy: bool = False):
     """The per-coordinate Rényi curve of one round, the number of clients it was computed for,
     what the curve is, and where it is a certified bound that may lie above the worst case (n > 1,
-    no unbounded noise), values attained at the same orders (else None): the SecAgg sum of the n sampled clients for the ``server`` and
-    ``release`` observers, one client's message for ``local``. ``amplified``: the curve is
-    wanted at the integer orders of the amplification bound too.
+    no unbounded noise) values attained at the same orders (else None). The curve is of the
+    SecAgg sum of the n sampled clients for the ``server`` and ``release`` observers, of one
+    client's message for ``local``. ``amplified``: the curve is wanted at the integer orders of
+    the amplification bound too.
 
     For n > 1 the worst case is bracketed (:mod:`rdpcalc.worstcase.secagg`): ``per_round`` =
     ``certified`` takes the certified upper bound (a valid curve; equal to the worst case
