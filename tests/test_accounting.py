@@ -306,7 +306,8 @@ def test_accounting_computes_the_certificate_at_the_order_where_the_conversion_l
     at 32 orders with chords between; the values attained convert best at α = 1.6, where the
     chord lies 5 % above them. The account computes the certificate there too (exhaustive, so
     the worst case itself, as brute-force enumeration of every multiset of the others gives it)
-    and its ε drops, never below the conversion of the worst case at that order."""
+    and its ε drops, never below the conversion of the worst case at that order. Another
+    accountant of the same event sees the value computed again."""
     mech = rdpcalc.make_mechanism("rqm", c="1", delta="1", m=6, q="0.5")
     event = rdpcalc.MechanismEvent(mech, n=12)
     chorded, attained = event.coordinate_curve()[0], event.attained_curve()
@@ -325,6 +326,10 @@ def test_accounting_computes_the_certificate_at_the_order_where_the_conversion_l
     before = acc.epsilon(chorded.scaled(100), 1e-5)[0]
     assert acc.epsilon(attained.scaled(100), 1e-5)[0] <= record["epsilon_rdp"] < before - 0.5
     assert record["order"] == order and "computed again at α = 1.6" in record["per_round_curve"]
+    shared = rdpcalc.MechanismEvent(mech, n=12)  # two accountants of one event: both see the value computed again
+    first, second = (rdpcalc.Accountant("rdp").compose(shared, 100) for _ in range(2))
+    first.get_epsilon(1e-5)
+    assert second.curve.at(order) == first.curve.at(order) == 100 * per_round[order]
 
 
 def test_a_calibration_computes_the_certificate_only_where_the_conversion_lands():

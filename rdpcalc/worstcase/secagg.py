@@ -1006,19 +1006,27 @@ def _screening_engine(engine):
 
 def certified_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
                     budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], str]:
-    """The certified upper bound on W_n(α) and its text (:func:`certified_bracket`)."""
-    upper, _, text = certified_bracket(mechanism, n, alphas, engine, budget)
+    """The certified upper bound on W_n(α) and its text (:func:`_certified`)."""
+    upper, _, text = _certified(mechanism, n, alphas, engine, budget)
     return upper, text
 
 
 def certified_bracket(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
                       budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], list[float] | None, str]:
-    """(upper, lower, text): the certified upper bound on W_n(α) (what accounting needs), a
-    lower bound of W_n(α) at the same orders, values attained (the search's values where it ran
-    at every order, else :func:`attained_below`; None for a mechanism with unbounded noise), and
-    the certificate's text. For a mechanism affine between breakpoints the search runs first:
-    Theorem A refines its nodes until they are within a tolerance of the value found
-    (:mod:`rdpcalc.worstcase.certificate`).
+    """(upper, lower, text): :func:`certified_upper`, a lower bound of W_n(α) at the same
+    orders, values attained (the search's values where it ran at every order, else
+    :func:`attained_below`; None for a mechanism with unbounded noise), and the certificate's
+    text."""
+    upper, searched, text = _certified(mechanism, n, alphas, engine, budget)
+    return upper, (searched if searched is not None else _attained(mechanism, n, alphas)), text
+
+
+def _certified(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
+               budget: int = EXHAUSTIVE_BUDGET) -> tuple[list[float], list[float] | None, str]:
+    """(upper, the search's values where it ran at every order else None, text): the certified
+    upper bound on W_n(α) (what accounting needs). For a mechanism affine between breakpoints
+    the search runs first: Theorem A refines its nodes until they are within a tolerance of the
+    value found (:mod:`rdpcalc.worstcase.certificate`).
 
     For a mechanism certified over its input interval (``UNIMODAL_IN_INPUT``, the quantized
     Gaussian) the certificate (Theorem A over the input interval) does not depend on the orders
@@ -1032,24 +1040,28 @@ def certified_bracket(mechanism: Mechanism, n: int, alphas: Sequence[float], eng
     split around the best (:func:`_exhaustive`; at n = 1000, 77 of the 500 sums): the values it
     finds are attained, and the certificate's targets."""
     if n < 2:
-        raise ValueError("certified_bracket is for n ≥ 2 clients")
+        raise ValueError("certified_upper is for n ≥ 2 clients")
     points = mechanism.breakpoints()
-    if mechanism.OTHERS_FAMILY == "breakpoints" and mechanism.UNIMODAL_IN_INPUT:
+    if _over_interval(mechanism):
         upper, text = _interval_certified_upper(mechanism, n, alphas, engine, budget)
-        return upper, _attained(mechanism, n, alphas), text
+        return upper, None, text
     if mechanism.OTHERS_FAMILY != "relaxed":  # the search checks its memory
         refused = _fallback_reason(mechanism, n, len(alphas), engine, budget, True)
         if refused is None:
             result = search(mechanism, n, alphas, engine, budget)
             return result.upper, result.values, result.certificate
         upper, text = _staircase_upper(mechanism, n, alphas, engine, budget, refused)
-    else:
-        resources.require_costs(search_costs(mechanism, n, len(alphas), budget, engine.dps))
-        quick = _screening_engine(engine)
-        clients = [quick.client(mechanism, p) for p in points]
-        bound, text = _certificate(mechanism, n, alphas, quick, clients, points, budget)
-        upper = _non_decreasing_in_alpha(alphas, bound, np.full(len(alphas), -np.inf))
-    return upper, _attained(mechanism, n, alphas), text
+        return upper, None, text
+    resources.require_costs(search_costs(mechanism, n, len(alphas), budget, engine.dps))
+    quick = _screening_engine(engine)
+    clients = [quick.client(mechanism, p) for p in points]
+    bound, text = _certificate(mechanism, n, alphas, quick, clients, points, budget)
+    return _non_decreasing_in_alpha(alphas, bound, np.full(len(alphas), -np.inf)), None, text
+
+
+def _over_interval(mechanism: Mechanism) -> bool:
+    """Whether the mechanism is certified over its input interval (:func:`_interval_certified_upper`)."""
+    return mechanism.OTHERS_FAMILY == "breakpoints" and mechanism.UNIMODAL_IN_INPUT
 
 
 def certified_by_order(mechanism: Mechanism) -> bool:
@@ -1057,16 +1069,16 @@ def certified_by_order(mechanism: Mechanism) -> bool:
     accounting's orders: not for a mechanism certified over its input interval, whose Theorem C
     enumeration over the anchors' multisets is most of the cost at any number of orders (13 s of
     14 s at one order for the quantized Gaussian at n = 40 and 26 levels)."""
-    return not (mechanism.OTHERS_FAMILY == "breakpoints" and mechanism.UNIMODAL_IN_INPUT)
+    return not _over_interval(mechanism)
 
 
 def attained(mechanism: Mechanism, n: int, alphas: Sequence[float], engine,
              budget: int = EXHAUSTIVE_BUDGET) -> list[float] | None:
     """The lower bound of :func:`certified_bracket`, without the certificate: the search's values
-    where :func:`certified_bracket` runs it at every order (``certify`` off), else
+    where :func:`_certified` runs it at every order (here with ``certify`` off), else
     :func:`attained_below`; None for a mechanism with unbounded noise."""
-    searched = mechanism.OTHERS_FAMILY != "relaxed" and certified_by_order(mechanism)
-    if searched and not mechanism.UNBOUNDED and _fallback_reason(mechanism, n, len(alphas), engine, budget, True) is None:
+    if not (_over_interval(mechanism) or mechanism.OTHERS_FAMILY == "relaxed" or mechanism.UNBOUNDED) \
+            and _fallback_reason(mechanism, n, len(alphas), engine, budget, True) is None:
         return search(mechanism, n, alphas, engine, budget, certify=False).values
     return _attained(mechanism, n, alphas)
 
