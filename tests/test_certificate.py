@@ -174,8 +174,9 @@ def test_a_refinement_computes_only_the_nodes_its_coarser_split_leaves_open(mirr
     """Theorem A on a finer split (its exact group a superset) given the coarser split's node
     bounds, the targets at the true maximum: every node it records bounds that node's
     brute-force maximum; some nodes are taken from the coarser split, others computed as without
-    it, some of them (the second pass) under coarser nodes within the targets; and the split's
-    bound is at or below the one every node computed gives, at or above the true maximum."""
+    it, some of them (the second pass) under coarser nodes within the targets; the split's bound
+    is at or below the one every node computed gives, at or above the true maximum; and the share
+    of the finer nodes under coarser nodes above the targets is :meth:`Nodes.open_share`'s."""
     rng = random.Random(900 + mirrored)
     alphas = (1.0, 2.0, 10.0, math.inf)
     if mirrored:
@@ -208,6 +209,44 @@ def test_a_refinement_computes_only_the_nodes_its_coarser_split_leaves_open(mirr
     assert taken > 0 and computed > 0 and second > 0, (taken, computed, second)
     assert np.all(pruned <= full)
     assert np.all(pruned >= largest * (1 - 1e-12))
+    opened = [node for node in truth
+              if not within[node_row(tuple(node[fine.index(b)] for b in coarse), problem.others)]]
+    assert 0 < len(opened) < len(truth)
+    share = coarser.open_share(problem.kernel_orders(largest)[-1], problem.others, len(fine))
+    assert share == pytest.approx(len(opened) / len(truth), rel=1e-12)
+
+
+def test_theorem_a_takes_the_option_of_least_estimated_work_and_estimates_again_on_new_node_bounds():
+    """The queue of Theorem A's options: without node bounds to reuse, the least cost first (of
+    equal costs, the larger common component); once the class keeps a coarser split's node
+    bounds, a finer split's estimate is its cost times the share of nodes they leave open, and a
+    stale estimate is never taken."""
+    pmfs = random_pmfs(random.Random(5), 5, 6)
+    entry = certificate._Class(((0, 4),), None, 1)
+    soft = lambda exact: [i for i in range(5) if i not in exact]  # noqa: E731
+    small, large = certificate.split(pmfs, (0, 4), soft((0, 4))), certificate.split(pmfs, (0, 1, 4), soft((0, 1, 4)))
+    queue = certificate._Queue([entry], np.array([0.5]), 6)
+    queue.push(1000, 0, -1, large)
+    queue.push(100, 0, -1, small)
+    assert queue.pop() == (100, 0, -1, small)
+    bounds = np.full((7**2, 1), np.inf)
+    for d0, d4 in itertools.product(range(7), repeat=2):
+        if d0 + d4 <= 6:
+            bounds[d0 + 7 * d4] = 1.0 if (d0, d4) == (0, 0) else 0.0  # open: the node with no other at 0 or 4
+    entry.nodes.append((-1, certificate.Nodes((0, 4), bounds)))
+    queue.kept_bounds(0)
+    share = math.comb(6 + 1, 1) / math.comb(6 + 3, 3)  # the finer nodes under (0, 0): one more exact breakpoint
+    assert entry.nodes[0][1].open_share(np.array([0.5]), 6, 3) == pytest.approx(share)
+    [(estimate, *_)] = [item for item in queue.heap if item[-1] == queue.versions[0]]
+    assert estimate == pytest.approx(1000 * share)
+    assert queue.pop() == (1000, 0, -1, large) and queue.pop() is None
+    other = certificate.split(pmfs, (0, 2, 4), soft((0, 2, 4)))
+    tighter, looser = sorted((large, other), key=lambda chosen: -chosen.share)
+    assert tighter.share > looser.share
+    queue = certificate._Queue([certificate._Class(((0, 4),), None, 1)], np.array([0.5]), 6)
+    queue.push(1000, 0, -1, looser)
+    queue.push(1000, 0, -1, tighter)
+    assert queue.pop()[-1] is tighter and queue.pop()[-1] is looser
 
 
 def test_refinement_leaves_the_certificate_where_every_node_computed_puts_it(monkeypatch):

@@ -59,7 +59,8 @@ dropped by the staircase. That drops much (λ = 0.62 for σ = C_q = 1, k = 16); 
 **Pruning and the search for a certificate.** A client-1 pair whose one-client value is at
 most the value found at every order cannot attain the maximum (F2) and is left out. Each
 mirror class of the other pairs is bounded by the cheapest split first (every breakpoint soft,
-then exact groups of increasing size, :func:`candidate_splits`), keeping the first that is
+then exact groups of increasing size, :func:`candidate_splits`; cheapest by the work estimated
+from the node bounds of its coarser splits, :class:`_Queue`), keeping the first that is
 within TOLERANCE (``certify_within``) of the value found at every order (the smallest bound kept either way);
 within a split, each node takes the cheapest staircase of :data:`PLANS` that meets that
 target. The certificate is the largest bound over the nodes and pairs, and never below the
@@ -96,7 +97,11 @@ at some order; the second, those under the other coarser nodes that are above, a
 the first pass's maximum; L is the rest. A maximum over some of the finer nodes is never above
 the maximum over all of them, so reuse never loosens the split's bound (it tightens it where a
 node left out has a bound above its coarser node's); the work limit still counts every finer
-node, so which splits run does not change. For a mirror-symmetric class a node's bound is
+node. Which split runs next is the one whose first pass computes the fewest node-clients (of
+equal ones, the larger common component): a finer split per direction of a class may then come
+before the class's whole split of the same exact group, when the direction's node bounds leave
+fewer of its nodes open; a split computed for the whole class is not computed again per
+direction, nor one computed for each direction for the whole class. For a mirror-symmetric class a node's bound is
 recorded for its mirror image as well (the same value). The node bounds are kept while their
 class is open, NODES_BYTES in all; a split with none to reuse computes every node.
 
@@ -505,6 +510,21 @@ class Nodes:
         """Per row, whether its bounds are at most ``ceiling`` (kernel units) at every order."""
         return np.all(self.bounds <= ceiling, axis=1)
 
+    def open_share(self, ceiling: np.ndarray, others: int, exact: int) -> float:
+        """The share of the nodes of a finer split (``exact`` breakpoints exact, ``others`` other
+        clients) that lie under a node recorded here whose bounds exceed ``ceiling`` at some
+        order: those its first pass computes (:func:`refined`). A node here with d of the others
+        at its exact group holds C(others − d + a, a) finer nodes (a breakpoints more exact)."""
+        rows = np.flatnonzero(np.any(np.isfinite(self.bounds), axis=1) & ~self.at_most(ceiling))
+        placed = np.zeros(len(rows), dtype=np.int64)
+        for _ in self.exact:  # the row's digits in base others + 1 are its counts
+            placed += rows % (others + 1)
+            rows = rows // (others + 1)
+        added = exact - len(self.exact)
+        free, count = np.unique(others - placed, return_counts=True)
+        opened = sum(int(c) * math.comb(int(k) + added, added) for k, c in zip(free, count))
+        return opened / math.comb(others + exact, exact)
+
 
 #: the most bytes the node bounds kept for finer splits (:class:`Nodes`) take together, in one certificate
 NODES_BYTES = 2**26
@@ -718,7 +738,7 @@ def directed_splits(pmfs: np.ndarray, rankings: Sequence[Sequence[int]], exclude
     of the breakpoints (worst first, for that direction), the worst ones taken one more at a
     time, each group completed until its soft group's common component reaches SOFT_SHARE
     (:func:`_completed`), up to ``largest`` breakpoints (the most whose nodes fit the work limit);
-    the groups in ``excluded`` (the whole classes' splits) left out."""
+    the groups in ``excluded`` (those computed for the whole class) left out."""
     found: dict[tuple[int, ...], Split] = {}
     for ranking in rankings:
         for size in range(1, min(largest, len(ranking) - 1) + 1):
@@ -757,6 +777,12 @@ class _Class:
         self.pairs = directions(members, mirror)
         self.directed = np.full((len(self.pairs), orders), math.inf)
         self.nodes: list[tuple[int, Nodes]] = []  # (direction, or −1 for the whole class; its splits' node bounds)
+        self.ran: set[tuple[int, tuple[int, ...]]] = set()  # (direction or −1, exact group) of the splits computed
+
+    def ran_already(self, direction: int, exact: tuple[int, ...]) -> bool:
+        """Whether a split with the exact group ``exact`` was computed for the whole class, or, where
+        ``direction`` is −1 (the whole class), for each of its directions."""
+        return (-1, exact) in self.ran or (direction < 0 and all((d, exact) in self.ran for d in range(len(self.pairs))))
 
     def bound(self) -> np.ndarray:
         return np.minimum(self.whole, np.max(self.directed, axis=0))
@@ -768,11 +794,58 @@ class _Class:
         return max(usable, key=lambda table: len(table.exact), default=None)
 
 
+class _Queue:
+    """Theorem A's options, the least estimated work first: a split for a class of client-1 pairs
+    or for one direction of it, or None (expand the class's directions). An option's cost, which
+    the work limit counts, is its nodes × clients; its estimate is that times the share of the
+    nodes that its class's coarser node bounds leave open (:meth:`Nodes.open_share`: the finer
+    nodes its first pass computes, roughly), taken again whenever the class keeps new node
+    bounds. Of equal estimates, the split whose soft group has the larger common component
+    (the tighter, whose nodes cost less: fewer residual clients) goes first, then the one pushed
+    first."""
+
+    def __init__(self, classes: list[_Class], wanted: np.ndarray, others: int):
+        self.classes = classes
+        self.wanted = wanted
+        self.others = others
+        self.heap: list[tuple[float, float, int, int, int]] = []  # (estimate, −λ, number, class, its version then)
+        self.numbers = itertools.count()
+        self.waiting: list[dict[int, tuple]] = [{} for _ in classes]  # per class: number → (cost, direction, split)
+        self.versions = [0] * len(classes)
+
+    def push(self, cost: int, c: int, direction: int, chosen: Split | None) -> None:
+        number = next(self.numbers)
+        self.waiting[c][number] = (cost, direction, chosen)
+        self._enter(c, number)
+
+    def _enter(self, c: int, number: int) -> None:
+        cost, direction, chosen = self.waiting[c][number]
+        coarser = None if chosen is None else self.classes[c].coarser(direction, chosen.exact)
+        estimate = cost if coarser is None else cost * coarser.open_share(self.wanted, self.others, len(chosen.exact))
+        share = 0.0 if chosen is None else chosen.share
+        heapq.heappush(self.heap, (estimate, -share, number, c, self.versions[c]))
+
+    def kept_bounds(self, c: int) -> None:
+        """Class ``c`` keeps new node bounds: its options are estimated again."""
+        self.versions[c] += 1
+        for number in self.waiting[c]:
+            self._enter(c, number)
+
+    def pop(self) -> tuple[int, int, int, Split | None] | None:
+        """(cost, class, direction or −1, split or None) of the least estimated work; None: no option is left."""
+        while self.heap:
+            *_, number, c, version = heapq.heappop(self.heap)
+            if version == self.versions[c] and number in self.waiting[c]:
+                cost, direction, chosen = self.waiting[c].pop(number)
+                return cost, c, direction, chosen
+        return None
+
+
 def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
                    progress: Callable[[float], None] | None = None, tolerance: float = TOLERANCE) -> tuple[np.ndarray, str]:
     """Theorem A at the finite orders ``alphas``, per mirror class of pairs, until its bound is
-    within ``tolerance`` of ``found`` at every order, trying the cheapest option first (nodes
-    × clients; as long as the work fits THEOREM_A_WORK): the splits of the whole class (from the
+    within ``tolerance`` of ``found`` at every order, trying the option of least estimated work
+    first (:class:`_Queue`; as long as its nodes × clients fit THEOREM_A_WORK): the splits of the whole class (from the
     homogeneous configurations' ranking at each order: :func:`candidate_splits`), and, for a
     class that the cheapest exact split leaves above that, each of its directions alone with
     exact groups of its own (:func:`directed_splits`). +inf where some class got no bound.
@@ -787,15 +860,14 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     settled_below = targets * (1 + FOUND_ROUNDING) + sub.margins()
     halved = 2 if problem.mirror is not None else 1
     classes = [_Class(members, problem.mirror, len(alphas)) for members in mirror_classes(problem.pairs, problem.mirror)]
-    # options as (cost, sequence, class, direction or −1, split or None): None expands the class's directions; the
-    # sequence keeps the order of equal costs (the whole splits' first, split by split)
-    sequence = itertools.count()
-    options = [(chosen.nodes(problem.others) // halved * problem.clients, next(sequence), c, -1, chosen)
-               for chosen in whole for c in range(len(classes))]
-    expand_at = next((cost for cost, *_, chosen in options if chosen.exact), options[0][0])
-    options += [(expand_at, next(sequence), c, -1, None) for c in range(len(classes))]
-    heapq.heapify(options)
-    excluded = {chosen.exact for chosen in whole}
+    queue = _Queue(classes, sub.kernel_orders(found)[-1], problem.others)
+    costs = [chosen.nodes(problem.others) // halved * problem.clients for chosen in whole]
+    for chosen, cost in zip(whole, costs):  # the whole splits first, split by split, among equal estimates
+        for c in range(len(classes)):
+            queue.push(cost, c, -1, chosen)
+    expand_at = next((cost for chosen, cost in zip(whole, costs) if chosen.exact), costs[0])
+    for c in range(len(classes)):
+        queue.push(expand_at, c, -1, None)  # None: expand the class's directions
     # the largest exact group whose nodes × clients fit the work limit on their own
     largest = max((size for size in range(1, len(problem.pmfs))
                    if math.comb(problem.others + size, size) * problem.clients <= THEOREM_A_WORK), default=0)
@@ -808,16 +880,18 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
     def within(values):
         return bool(np.all(values <= settled_below))
 
-    while options:
-        cost, _, c, direction, chosen = heapq.heappop(options)
+    while (option := queue.pop()) is not None:
+        cost, c, direction, chosen = option
         entry = classes[c]
-        if within(entry.bound()) or (direction >= 0 and within(entry.directed[direction])):
+        if within(entry.bound()) or (direction >= 0 and within(entry.directed[direction])) or \
+                (chosen is not None and entry.ran_already(direction, chosen.exact)):
             continue
         if chosen is None:
             for d, pair in enumerate(entry.pairs):
                 directed = Problem(problem.pmfs, (pair,), tuple(alphas), None, problem.clients, directed=True)
+                excluded = {exact for d, exact in entry.ran if d < 0}
                 for option in directed_splits(problem.pmfs, _rankings(directed), excluded, largest):
-                    heapq.heappush(options, (option.nodes(problem.others) * problem.clients, next(sequence), c, d, option))
+                    queue.push(option.nodes(problem.others) * problem.clients, c, d, option)
             continue
         if work + cost > THEOREM_A_WORK:
             unaffordable = min(unaffordable, cost)
@@ -838,12 +912,15 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
             entry.nodes.append((direction, table))
             held += table.bounds.nbytes
         used.setdefault(chosen.exact, (chosen, direction >= 0))
+        entry.ran.add((direction, chosen.exact))
         if within(entry.bound()):  # no finer split follows: its node bounds are let go
             held -= sum(table.bounds.nbytes for _, table in entry.nodes)
             entry.nodes.clear()
             settled += 1
             if progress is not None:
                 progress(settled / len(classes))
+        elif table is not None:
+            queue.kept_bounds(c)
     if progress is not None:
         progress(1.0)
     bound = np.max([entry.bound() for entry in classes], axis=0)
