@@ -588,10 +588,14 @@ class MechanismEvent(DpEvent):
         return self._cache.get("lower")
 
     def attained_rdp_curve(self) -> acc.RdpCurve | None:
-        """:meth:`attained_curve` over the ``dim`` coordinates: a lower bound of :meth:`rdp_curve`
-        (None where there is none, or where the curve is amplified)."""
+        """:meth:`attained_curve` over the ``dim`` coordinates, amplified as :meth:`rdp_curve` is
+        where the curve is: a lower bound of :meth:`rdp_curve` (the amplification bound is
+        non-decreasing in the curve it reads); None where there is none."""
         lower = self.attained_curve()
-        return None if lower is None or self.amplified else lower.scaled(self.dim)
+        if lower is None:
+            return None
+        return acc.amplify(lower.scaled(self.dim), self.rate, "without-replacement") if self.amplified \
+            else lower.scaled(self.dim)
 
     def focus(self, order: float) -> bool:
         """Compute the certified worst case of one round at ``order`` too, where the curve is more
@@ -599,9 +603,11 @@ class MechanismEvent(DpEvent):
         orders, chords of convexity between: :mod:`rdpcalc.worstcase.secagg`), and tighten the
         curve with it (:func:`rdpcalc.privacy.rdp.convex_tightened`: the chords through the new
         value, and monotonicity in α). True where the curve changed. Only for the certified
-        curve of a sum of n > 1 clients, replace-one and not amplified (the amplification bound
-        reads the curve at every integer order up to its own); accounting asks it at the order
-        where the values attained convert to the smallest ε (:class:`Accountant`).
+        curve of a sum of n > 1 clients under replace-one; accounting asks it at the order
+        where the values attained convert to the smallest ε (:class:`Accountant`). Where the
+        curve is amplified, the amplification bound at ``order`` reads the curve at every integer
+        order up to it: the certificate is computed at those of them it reads most
+        (:func:`amplification_orders`).
 
         With ``certified_orders`` conversion, where one order costs a fraction of the curve
         (:func:`rdpcalc.worstcase.secagg.certified_by_order`), the curve is +∞ until this computes
@@ -613,18 +619,18 @@ class MechanismEvent(DpEvent):
         it is (a calibration asks many ε)."""
         lower, focused = self.attained_curve(), self._cache.setdefault("focused", [])
         kept = self.certified_orders == "conversion" and not self._cache.get("lazy")  # (the whole curve, kept)
-        if lower is None or self.amplified or order not in lower.orders or order in focused or kept:
+        if lower is None or order not in lower.orders or order in focused or kept:
             return False
         curve, text = self.coordinate_curve()
-        index = int(np.nonzero(curve.orders == order)[0][0])
-        if curve.values[index] <= lower.values[index] * (1 + FOCUS_GAP):
+        wanted = self._orders_to_compute(order, curve, lower)
+        if not wanted:
             return False
         engine = make_engine(self.engine, self.dps, self.clients_in_sum, self.mechanism.modulus)
-        (value,), certified = secagg.certified_upper(self.mechanism, self.clients_in_sum, [order], engine)
-        focused.append(order)
-        orders = ", ".join(f"{a:g}" for a in sorted(focused))
+        computed, certified = secagg.certified_upper(self.mechanism, self.clients_in_sum, wanted, engine)
+        focused.extend(wanted)
+        index = int(np.nonzero(curve.orders == order)[0][0])
         lazy = whole = self._cache["lazy"]
-        if lazy and not value <= lower.values[index] * (1 + LAZY_GAP):  # the whole curve after all
+        if lazy and not computed[0] <= lower.values[index] * (1 + LAZY_GAP):  # the whole curve after all
             curve, _, text, _ = per_round_curve(self.mechanism, self.n, self.observer, self.amplified, self.engine,
                                                 self.dps, self.per_round)
             self._cache["lazy"] = lazy = False
@@ -632,20 +638,37 @@ class MechanismEvent(DpEvent):
             self._cache.pop("rdp", None)
         else:
             whole = False
-        if not value < curve.values[index]:
-            return whole
         values = curve.values.copy()
-        values[index] = value
-        if lazy:
-            text = (f"certified upper bound of the worst case ({certified}) at α = {orders} (where the conversion to "
-                    "(ε, δ) was smallest on the values attained), monotonicity in α below it, +∞ above"
-                    + (f"; {self.mechanism.WORST_PAIR_PREMISE}" if self.mechanism.WORST_PAIR_PREMISE else ""))
-        else:
-            text = (f"{text.split('; computed again at')[0]}; computed again at α = {orders} (where the conversion "
-                    "to (ε, δ) was smallest on the values attained), convexity chords through it")
-        self._cache["curve"] = (acc.convex_tightened(acc.RdpCurve(curve.orders, values)), text)
+        for alpha, value in zip(wanted, computed):
+            at = int(np.nonzero(curve.orders == alpha)[0][0])
+            values[at] = min(values[at], value)
+        if np.array_equal(values, curve.values):
+            return whole
+        self._cache["curve"] = (acc.convex_tightened(acc.RdpCurve(curve.orders, values)),
+                                self._focused_text(text, certified, lazy))
         self._cache.pop("rdp", None)
         return True
+
+    def _orders_to_compute(self, order: float, curve: acc.RdpCurve, lower: acc.RdpCurve) -> list[float]:
+        """The orders :meth:`focus` computes the certificate at for a conversion at ``order``:
+        ``order``, where the curve lies more than FOCUS_GAP above the values attained there; where
+        the curve is amplified, :func:`amplification_orders`."""
+        if self.amplified:
+            return amplification_orders(curve, lower, order, self.rate, self.dim, self._cache["focused"])
+        index = int(np.nonzero(curve.orders == order)[0][0])
+        return [order] if curve.values[index] > lower.values[index] * (1 + FOCUS_GAP) else []
+
+    def _focused_text(self, text: str, certified: str, lazy: bool) -> str:
+        """What the curve is once :meth:`focus` computed the certificate at more orders."""
+        orders = ", ".join(f"{a:g}" for a in sorted(self._cache["focused"]))
+        where = ("where the amplification bound, at the order where the conversion to (ε, δ) was smallest on the "
+                 "values attained, reads the curve most" if self.amplified
+                 else "where the conversion to (ε, δ) was smallest on the values attained")
+        if lazy:
+            premise = self.mechanism.WORST_PAIR_PREMISE
+            return (f"certified upper bound of the worst case ({certified}) at α = {orders} ({where}), monotonicity "
+                    "in α below it, +∞ above" + (f"; {premise}" if premise else ""))
+        return f"{text.split('; computed again at')[0]}; computed again at α = {orders} ({where}), convexity chords through it"
 
     def rdp_curve(self) -> acc.RdpCurve:
         if "rdp" not in self._cache:
@@ -698,6 +721,36 @@ FOCUS_GAP = 2 * certificate.TOLERANCE
 #: with ``certified_orders`` conversion, :meth:`MechanismEvent.focus` computes the whole curve where
 #: the certificate at the order computed is more than this above the values attained (relative)
 LAZY_GAP = 0.05
+
+
+def amplification_orders(curve: acc.RdpCurve, lower: acc.RdpCurve, order: float, rate: float, dim: int,
+                         done: Sequence[float] = ()) -> list[float]:
+    """The integer orders 2 … ``order`` at which to compute the certificate of one round so that
+    the amplification bound at ``order`` (sampling without replacement at ``rate``, over ``dim``
+    coordinates: :func:`rdpcalc.privacy.rdp.amplify`) may come within FOCUS_GAP of that of the
+    values attained: of those where ``curve`` (the certified curve) lies more than FOCUS_GAP
+    above ``lower`` (the values attained) and not in ``done``, the fewest, taken by how much the
+    bound falls where that order alone falls to its value attained (the most first), whose values
+    attained bring the bound within FOCUS_GAP / 2 of the values attained's bound; none where
+    ``order`` is not one of the integer orders the bound is applied at (:data:`rdpcalc.privacy.rdp.INTEGER_ORDERS`)."""
+    if not (2 <= order <= acc.INTEGER_ORDERS[-1] and order == int(order)):
+        return []
+    values, floor = dict(zip(curve.orders, curve.values)), dict(zip(lower.orders, lower.values))
+    candidates = [float(j) for j in range(2, int(order) + 1)
+                  if j not in done and values[j] > floor[j] * (1 + FOCUS_GAP)]
+
+    def bound(replaced) -> float:
+        per_round = acc.RdpCurve(curve.orders, np.array([floor[a] if a in replaced else values[a]
+                                                          for a in curve.orders])).scaled(dim)
+        return acc.amplify(per_round, rate, "without-replacement", [order]).at(order)
+
+    goal = bound(set(floor)) * (1 + FOCUS_GAP / 2)
+    start = bound(set())
+    candidates.sort(key=lambda j: bound({j}) - start)
+    chosen: list[float] = []
+    while candidates and bound(set(chosen)) > goal:
+        chosen.append(candidates.pop(0))
+    return sorted(chosen)
 
 
 def _add_remove_curve(mechanism, sampled: bool):
