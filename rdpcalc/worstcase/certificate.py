@@ -97,8 +97,8 @@ at some order; the second, those under the other coarser nodes that are above, a
 the first pass's maximum; L is the rest. A maximum over some of the finer nodes is never above
 the maximum over all of them, so reuse never loosens the split's bound (it tightens it where a
 node left out has a bound above its coarser node's); the work limit still counts every finer
-node. Which split runs next is the one whose first pass computes the fewest node-clients (of
-equal ones, the larger common component): a finer split per direction of a class may then come
+node. Which split runs next is the one with the fewest node-clients under coarser nodes above
+the values found, those its passes may compute (of equal ones, the larger common component): a finer split per direction of a class may then come
 before the class's whole split of the same exact group, when the direction's node bounds leave
 fewer of its nodes open; a split computed for the whole class is not computed again per
 direction, nor one computed for each direction for the whole class. For a mirror-symmetric class a node's bound is
@@ -513,7 +513,7 @@ class Nodes:
     def open_share(self, ceiling: np.ndarray, others: int, exact: int) -> float:
         """The share of the nodes of a finer split (``exact`` breakpoints exact, ``others`` other
         clients) that lie under a node recorded here whose bounds exceed ``ceiling`` at some
-        order: those its first pass computes (:func:`refined`). A node here with d of the others
+        order (with the targets as ``ceiling``, those its first pass computes: :func:`refined`). A node here with d of the others
         at its exact group holds C(others − d + a, a) finer nodes (a breakpoints more exact)."""
         rows = np.flatnonzero(np.any(np.isfinite(self.bounds), axis=1) & ~self.at_most(ceiling))
         placed = np.zeros(len(rows), dtype=np.int64)
@@ -797,10 +797,10 @@ class _Class:
 class _Queue:
     """Theorem A's options, the least estimated work first: a split for a class of client-1 pairs
     or for one direction of it, or None (expand the class's directions). An option's cost, which
-    the work limit counts, is its nodes × clients; its estimate is that times the share of the
-    nodes that its class's coarser node bounds leave open (:meth:`Nodes.open_share`: the finer
-    nodes its first pass computes, roughly), taken again whenever the class keeps new node
-    bounds. Of equal estimates, the split whose soft group has the larger common component
+    the work limit counts, is its nodes × clients; its estimate is that times the share of its
+    nodes under coarser nodes of its class whose bounds exceed the values found at some order
+    (:meth:`Nodes.open_share`: the nodes its two passes may compute, :func:`refined`), taken
+    again whenever the class keeps new node bounds. Of equal estimates, the split whose soft group has the larger common component
     (the tighter, whose nodes cost less: fewer residual clients) goes first, then the one pushed
     first."""
 
@@ -887,11 +887,11 @@ def _theorem_a_all(problem: Problem, alphas: list[float], found: np.ndarray,
                 (chosen is not None and entry.ran_already(direction, chosen.exact)):
             continue
         if chosen is None:
+            excluded = {exact for way, exact in entry.ran if way < 0}
             for d, pair in enumerate(entry.pairs):
                 directed = Problem(problem.pmfs, (pair,), tuple(alphas), None, problem.clients, directed=True)
-                excluded = {exact for d, exact in entry.ran if d < 0}
-                for option in directed_splits(problem.pmfs, _rankings(directed), excluded, largest):
-                    queue.push(option.nodes(problem.others) * problem.clients, c, d, option)
+                for own in directed_splits(problem.pmfs, _rankings(directed), excluded, largest):
+                    queue.push(own.nodes(problem.others) * problem.clients, c, d, own)
             continue
         if work + cost > THEOREM_A_WORK:
             unaffordable = min(unaffordable, cost)
