@@ -171,7 +171,8 @@ class Accountant:
         if self.method == "pld":
             return 0.0 if self._pld is None else tilted.composed_epsilon(self._pld, self._factors(), delta)
         self._focus(lambda curve: acc.epsilon(curve, delta)[1])
-        return 0.0 if self.curve is None else acc.epsilon(self.curve, delta)[0]
+        curve = self.curve
+        return 0.0 if curve is None else acc.epsilon(curve, delta)[0]
 
     def infinity_reason(self, delta: float) -> str | None:
         """``pld``: why :meth:`get_epsilon` is +∞ at ``delta`` (None where it is finite or for
@@ -189,7 +190,8 @@ class Accountant:
         if self.method == "pld":
             return 0.0 if self._pld is None else tilted.composed_delta(self._pld, self._factors(), float(epsilon))
         self._focus(lambda curve: acc.delta_at(curve, float(epsilon))[1])
-        return 0.0 if self.curve is None else acc.delta_at(self.curve, float(epsilon))[0]
+        curve = self.curve
+        return 0.0 if curve is None else acc.delta_at(curve, float(epsilon))[0]
 
     def _focus(self, best_order) -> None:
         """``rdp``: where a mechanism's certified curve was composed, compute its certificate at
@@ -597,12 +599,12 @@ class MechanismEvent(DpEvent):
         return acc.amplify(lower.scaled(self.dim), self.rate, "without-replacement") if self.amplified \
             else lower.scaled(self.dim)
 
-    def focus(self, order: float) -> bool:
+    def focus(self, order: float) -> None:
         """Compute the certified worst case of one round at ``order`` too, where the curve is more
         than FOCUS_GAP above the values attained there (the certificate is computed at a few
         orders, chords of convexity between: :mod:`rdpcalc.worstcase.secagg`), and tighten the
         curve with it (:func:`rdpcalc.privacy.rdp.convex_tightened`: the chords through the new
-        value, and monotonicity in α). True where the curve changed. Only for the certified
+        value, and monotonicity in α). Only for the certified
         curve of a sum of n > 1 clients under replace-one; accounting asks it at the order
         where the values attained convert to the smallest ε (:class:`Accountant`). Where the
         curve is amplified, the amplification bound at ``order`` reads the curve at every integer
@@ -620,34 +622,27 @@ class MechanismEvent(DpEvent):
         lower, focused = self.attained_curve(), self._cache.setdefault("focused", [])
         kept = self.certified_orders == "conversion" and not self._cache.get("lazy")  # (the whole curve, kept)
         if lower is None or order not in lower.orders or order in focused or kept:
-            return False
+            return
         curve, text = self.coordinate_curve()
         wanted = self._orders_to_compute(order, curve, lower)
         if not wanted:
-            return False
+            return
         engine = make_engine(self.engine, self.dps, self.clients_in_sum, self.mechanism.modulus)
         computed, certified = secagg.certified_upper(self.mechanism, self.clients_in_sum, wanted, engine)
+        computed = dict(zip(wanted, computed))
         focused.extend(wanted)
-        index = int(np.nonzero(curve.orders == order)[0][0])
-        lazy = whole = self._cache["lazy"]
-        if lazy and not computed[0] <= lower.values[index] * (1 + LAZY_GAP):  # the whole curve after all
+        lazy = self._cache["lazy"]
+        if lazy and not computed[order] <= lower.at(order) * (1 + LAZY_GAP):  # the whole curve after all
             curve, _, text, _ = per_round_curve(self.mechanism, self.n, self.observer, self.amplified, self.engine,
                                                 self.dps, self.per_round)
             self._cache["lazy"] = lazy = False
             self._cache["curve"] = (curve, text)
             self._cache.pop("rdp", None)
-        else:
-            whole = False
-        values = curve.values.copy()
-        for alpha, value in zip(wanted, computed):
-            at = int(np.nonzero(curve.orders == alpha)[0][0])
-            values[at] = min(values[at], value)
-        if np.array_equal(values, curve.values):
-            return whole
-        self._cache["curve"] = (acc.convex_tightened(acc.RdpCurve(curve.orders, values)),
-                                self._focused_text(text, certified, lazy))
-        self._cache.pop("rdp", None)
-        return True
+        values = np.array([min(value, computed.get(alpha, math.inf)) for alpha, value in zip(curve.orders, curve.values)])
+        if not np.array_equal(values, curve.values):
+            self._cache["curve"] = (acc.convex_tightened(acc.RdpCurve(curve.orders, values)),
+                                    self._focused_text(text, certified, lazy))
+            self._cache.pop("rdp", None)
 
     def _orders_to_compute(self, order: float, curve: acc.RdpCurve, lower: acc.RdpCurve) -> list[float]:
         """The orders :meth:`focus` computes the certificate at for a conversion at ``order``:
@@ -655,8 +650,7 @@ class MechanismEvent(DpEvent):
         the curve is amplified, :func:`amplification_orders`."""
         if self.amplified:
             return amplification_orders(curve, lower, order, self.rate, self.dim, self._cache["focused"])
-        index = int(np.nonzero(curve.orders == order)[0][0])
-        return [order] if curve.values[index] > lower.values[index] * (1 + FOCUS_GAP) else []
+        return [order] if curve.at(order) > lower.at(order) * (1 + FOCUS_GAP) else []
 
     def _focused_text(self, text: str, certified: str, lazy: bool) -> str:
         """What the curve is once :meth:`focus` computed the certificate at more orders."""

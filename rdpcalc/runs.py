@@ -119,6 +119,17 @@ class AccountedRun:
                            for a, r in zip(per_round.orders, per_round.values) if math.isfinite(a) and a in total.orders]
         return record
 
+    def records(self, *, dp_deltas: Sequence[float], dp_epsilon: float | None = None) -> list[dict]:
+        """:meth:`record` at each δ of ``dp_deltas``, all on one Rényi curve: the certificate is
+        computed at every δ's conversion order (and ``dp_epsilon``'s) first, so that a record
+        is not left on a curve that a later δ tightens, and ε is non-increasing in δ across
+        them, as the mathematics has it."""
+        for dp_delta in dp_deltas:
+            self.rdp.get_epsilon(acc.check_delta(dp_delta))
+        if dp_epsilon is not None:
+            self.rdp.get_delta(_check_epsilon(dp_epsilon, strict=False))
+        return [self.record(dp_delta=dp_delta, dp_epsilon=dp_epsilon) for dp_delta in dp_deltas]
+
     def epsilon_delta_curve(self, *, dp_deltas=CURVE_DELTAS) -> list[dict]:
         """ε against δ for the whole run, by each method computed, at each δ of ``dp_deltas``."""
         return [{"dp_delta": float(d), "epsilon_pld": None if self.pld is None else float(self.pld.get_epsilon(d)),

@@ -332,6 +332,25 @@ def test_accounting_computes_the_certificate_at_the_order_where_the_conversion_l
     assert second.curve.at(order) == first.curve.at(order) == 100 * per_round[order]
 
 
+def test_records_at_several_deltas_share_one_curve_computed_at_every_conversion_order():
+    """RQM (c = Δ = 1, 6 levels, q = ½) at n = 12 over 100 rounds, δ = 1e-5 and 1e-10, whose
+    conversions land at different orders: every record is made on the curve computed again at
+    both orders (the same per-round curve and text), its ε is that curve's conversion, and ε is
+    non-increasing in δ; the record at 1e-5 made alone, before the curve was computed at the
+    other order, is never below it."""
+    mech = rdpcalc.make_mechanism("rqm", c="1", delta="1", m=6, q="0.5")
+    alone = runs.account_run(mech, run=runs.RunOptions(n=12, rounds=100)).record(dp_delta=1e-5)
+    accounted = runs.account_run(mech, run=runs.RunOptions(n=12, rounds=100))
+    first, second = accounted.records(dp_deltas=[1e-5, 1e-10])
+    assert first["order"] != second["order"]
+    assert first["curve"] == second["curve"] and first["per_round_curve"] == second["per_round_curve"]
+    assert f"computed again at α = {first['order']:g}, {second['order']:g} (" in first["per_round_curve"]
+    for record in (first, second):
+        assert record["epsilon_rdp"] == acc.epsilon(accounted.rdp.curve, record["dp_delta"])[0]
+    assert second["epsilon_rdp"] >= first["epsilon_rdp"]
+    assert alone["epsilon_rdp"] >= first["epsilon_rdp"]
+
+
 def test_amplification_orders_are_the_fewest_that_bring_the_bound_near_the_values_attained():
     """A curve 30 % above the values attained (a Gaussian's) at the integer orders 2 … 6 and
     exact elsewhere: at α = 6 and rate 0.01, the orders taken, each ranked by how much the

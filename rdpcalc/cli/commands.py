@@ -446,7 +446,7 @@ def account_command(cls: type[Mechanism]):
         with render.progress("accounting") as progress:
             run, rest = RunOptions.split(values)
             accounted = account_run(mechanism, run=run, progress=progress, **rest)
-        records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
+        records = accounted.records(dp_deltas=deltas, dp_epsilon=epsilon)
         _note_default_participation(values, records[0], min(deltas))
         _emit_account(accounted, records, form, csv_path, plot_path, curves_path)
 
@@ -469,7 +469,7 @@ def account_reference_command(kind: str):
         _check_account_outputs({"csv": csv_path, "plot": plot_path, "curves": curves_path})
         _note_fine_grid(values)
         accounted = account_reference_run(kind, **values)
-        records = [accounted.record(dp_delta=delta, dp_epsilon=epsilon) for delta in deltas]
+        records = accounted.records(dp_deltas=deltas, dp_epsilon=epsilon)
         _emit_account(accounted, records, form, csv_path, plot_path, curves_path)
 
     scale = "--sigma 1.1" if kind == "gaussian" else "--scale 2"

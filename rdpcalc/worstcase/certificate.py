@@ -98,11 +98,12 @@ the first pass's maximum; L is the rest. A maximum over some of the finer nodes 
 the maximum over all of them, so reuse never loosens the split's bound (it tightens it where a
 node left out has a bound above its coarser node's); the work limit still counts every finer
 node. Which split runs next is the one with the fewest node-clients under coarser nodes above
-the values found, those its passes may compute (of equal ones, the larger common component): a finer split per direction of a class may then come
-before the class's whole split of the same exact group, when the direction's node bounds leave
-fewer of its nodes open; a split computed for the whole class is not computed again per
-direction, nor one computed for each direction for the whole class. For a mirror-symmetric class a node's bound is
-recorded for its mirror image as well (the same value). The node bounds are kept while their
+the values found, those its passes may compute (of equal ones, the larger common component):
+a finer split per direction of a class may then come before the class's whole split of the
+same exact group, when the direction's node bounds leave fewer of its nodes open; a split
+computed for the whole class is not computed again per direction, nor one computed for each
+direction for the whole class. For a mirror-symmetric class a node's bound is recorded for its
+mirror image as well (the same value). The node bounds are kept while their
 class is open, NODES_BYTES in all; a split with none to reuse computes every node.
 
 **Floating point.** The rows are sums of products of non-negative floats (no cancellation):
