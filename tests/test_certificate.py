@@ -68,6 +68,28 @@ def test_exhaustive_kernel_matches_brute_force(seed):
     assert np.all(best.values >= expected)  # the margins are upward
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_one_walk_gives_the_maximum_of_every_size_asked(seed):
+    """exhaustive_by_size: the multisets of each smaller size, bounded at the walk's nodes of
+    their depth, give that size's maximum (brute force; mirror-symmetric pmfs half the time, so
+    the mirror's skipped nodes are checked too), each with its own size's margins."""
+    rng = random.Random(40 + seed)
+    kinds = rng.randint(2, 5)
+    pmfs = mirrored_pmfs(rng, kinds, rng.randint(2, 5), 0.5) if seed % 2 else random_pmfs(rng, kinds, rng.randint(2, 5))
+    mirror = tuple(range(kinds))[::-1] if seed % 2 else None
+    others = rng.randint(3, 7)
+    sizes = sorted(rng.sample(range(others), rng.randint(1, 3))) + [others]
+    alphas = (*ORDERS, math.inf)
+    problem = everything(pmfs, others + 1, alphas, mirror)
+    values = certificate.exhaustive_by_size(problem, sizes)
+    for row, size in zip(values, sizes):
+        expected = brute_force(pmfs, size, alphas)
+        margins = np.array([certificate.rounding_margin(alpha, size + 1, pmfs.shape[1]) for alpha in alphas])
+        assert row == pytest.approx(expected, rel=1e-10)
+        assert np.all(row - margins <= expected * (1 + 1e-12) + 1e-15)
+        assert np.all(row >= expected)
+
+
 @pytest.mark.parametrize("kinds", [2, 4])
 def test_the_kernels_maximum_does_not_depend_on_its_stripes_or_blocks(kinds):
     """The parallel kernel's tasks dealt to 1 or 3 stripes, their rows built in one block or in
@@ -86,13 +108,15 @@ def test_the_kernels_maximum_does_not_depend_on_its_stripes_or_blocks(kinds):
     for cascade, residuals, component, size in cascades:
         results = []
         for stripes, table_bytes in ((1, 2**30), (3, 2**30), (1, 1), (3, 1)):
+            slot = np.full(size + 1, -1, dtype=np.int64)
+            slot[size] = 0
             outputs = (np.full((size + 1, 4), -np.inf), np.full((size + 1, 4), -1, dtype=np.int64),
-                       np.zeros((size + 1, 4, kinds), dtype=np.int64))
+                       np.zeros((size + 1, 4, kinds), dtype=np.int64), slot)
             kernels._leaf_bounds(np.array([1.0]), np.ascontiguousarray(pmfs[list(exact)]), size,
                                  np.array([-1], dtype=np.int64), cascade.kernel_plan(component), residuals,
                                  problem.kernel_pairs(), problem.kernel_orders(None), outputs, trees.NO_PRUNING,
                                  stripes, table_bytes)
-            best, where, counts = outputs
+            best, where, counts, _ = outputs
             rows = np.argmax(best, axis=0)
             results.append((best.max(axis=0), where[rows, range(4)], counts[rows, range(4)]))
         for values, pairs, count_vectors in results[1:]:

@@ -32,7 +32,8 @@ from .. import resources
 #: the loops of these functions are compiled (each calls only the ones before it), and those of
 #: PARALLEL with prange run in parallel
 SERIAL = ("_power", "convolve_into", "_log_f_terms", "_combine", "_slot", "_leaf", "_space", "_width",
-          "_mirror_skipped", "_keep", "_covering", "_at_most", "_record", "_subtree", "_times_power")
+          "_mirror_skipped", "_mirror_closed", "_keep", "_below_larger", "_covering", "_at_most", "_record", "_subtree",
+          "_times_power")
 PARALLEL = ("_leaf_bounds", "_screen_rows")
 prange = range  # numba.prange once compiled
 #: the most memory the rows of one block of parallel tasks take (:func:`_leaf_bounds`)
@@ -370,15 +371,40 @@ def _mirror_skipped(counts, mirror):
     return False
 
 
-def _keep(task, bound, where, counts, out_best, out_pair, out_counts):
-    """Keep, per order, the largest bound of ``task`` with its pair and count vector (the
-    first of equal ones)."""
+def _mirror_closed(counts, mirror, following, remaining):
+    """Whether every extension of ``counts`` by up to ``remaining`` clients of the kinds
+    ``following`` … (kind 0 fixed) is skipped by :func:`_mirror_skipped`: its mirror image's
+    first count, counts[mirror[0]], stays below counts[0]."""
+    if mirror[0] < 0:
+        return False
+    reachable = counts[mirror[0]] + (remaining if mirror[0] >= following else 0)
+    return reachable < counts[0]
+
+
+def _keep(task, column, bound, where, counts, out_best, out_pair, out_counts, floor):
+    """Keep, per order o, the largest bound of ``task`` in column ``column`` + o with its pair
+    and count vector (the first of equal ones), and the largest of its stripe in ``floor``."""
     for o in range(bound.shape[0]):
-        if bound[o] > out_best[task, o]:
-            out_best[task, o] = bound[o]
-            out_pair[task, o] = where[o]
+        floor[column + o] = max(floor[column + o], bound[o])
+        if bound[o] > out_best[task, column + o]:
+            out_best[task, column + o] = bound[o]
+            out_pair[task, column + o] = where[o]
             for a in range(counts.shape[0]):
-                out_counts[task, o, a] = counts[a]
+                out_counts[task, column + o, a] = counts[a]
+
+
+def _below_larger(bound, floor, slot_of_size, size):
+    """Whether ``bound`` (a node of ``size`` clients) is at most ``floor`` at every order of
+    every larger size evaluated: then no descendant can exceed a bound already kept (data
+    processing: adding clients cannot increase F_α, KL or D_∞)."""
+    count = bound.shape[0]
+    for larger in range(size + 1, slot_of_size.shape[0]):
+        slot = slot_of_size[larger]
+        if slot >= 0:
+            for o in range(count):
+                if not bound[o] <= floor[slot * count + o]:
+                    return False
+    return True
 
 
 def _covering(counts, prune):
@@ -424,47 +450,63 @@ def _record(counts, mirror, prune, bound):
 
 def _subtree(start, start_length, first_kind, rest, counts, kinds_pmfs, mirror, plan, residual, pairs, orders, task,
              outputs, width, prune):
-    """Every multiset of ``rest`` more clients over the kinds ``first_kind`` … (a depth-first walk, each
-    child adding one client of a kind at least its parent's last) added to the row ``start`` whose
-    count vector is ``counts`` (changed during the walk, restored at its end): each leaf's bound
-    (:func:`_leaf`) kept per order into row ``task`` of ``outputs`` (:func:`_keep`) and recorded in
-    ``prune``'s fine table (:func:`_record`). With a coarse table, a leaf whose coarser node's
-    bounds (its row, :func:`_covering`) exceed ``low`` at some order is skipped (a pass before
-    computed it), and one whose row is at most ``high`` at every order is not computed: that row
-    is recorded for it."""
-    out_best, out_pair, out_counts = outputs
+    """Every multiset of up to ``rest`` more clients over the kinds ``first_kind`` … (a depth-first
+    walk, each child adding one client of a kind at least its parent's last) added to the row
+    ``start`` whose count vector is ``counts`` (changed during the walk, restored at its end).
+    Each node whose multiset's size s has a column block (``outputs`` = (best, pair, counts,
+    slot, floor): slot[s] ≥ 0; the leaves, at depth ``rest``, always have one) is bounded
+    (:func:`_leaf`), kept per order into row ``task`` of ``outputs``, columns slot[s]·orders + o,
+    and into ``floor`` (:func:`_keep`), and recorded in ``prune``'s fine table (:func:`_record`);
+    where its bound is at most ``floor`` at every larger size evaluated (:func:`_below_larger`),
+    or where every node below it is a mirror image skipped (:func:`_mirror_closed`), its subtree
+    is not walked. With a coarse table, a node whose coarser node's bounds (its row,
+    :func:`_covering`) exceed ``low`` at some order is skipped (a pass before computed it), and
+    one whose row is at most ``high`` at every order is not computed: that row is recorded for
+    it."""
+    out_best, out_pair, out_counts, slot_of_size, floor = outputs
     kinds = kinds_pmfs.shape[0]
     taps = kinds_pmfs.shape[1]
+    count = orders[0].shape[0]
     buffer = np.zeros((rest + 1, width))
     lengths = np.zeros(rest + 1, np.int64)
     for i in range(start_length):
         buffer[0, i] = start[i]
     lengths[0] = start_length
+    start_size = 0
+    for a in range(kinds):
+        start_size += counts[a]
     sequence = np.zeros(rest + 1, np.int64)
     space = _space(width, plan, pairs, orders)
-    bound = np.zeros(orders[0].shape[0])
-    where = np.zeros(orders[0].shape[0], np.int64)
+    bound = np.zeros(count)
+    where = np.zeros(count, np.int64)
     plans = plan[3].shape[0]
     depth = 0
     following = first_kind
+    entered = True
     while True:
-        if depth == rest:
-            if not _mirror_skipped(counts, mirror):
-                row = _covering(counts, prune)
-                if row < 0 or _at_most(prune[0], row, prune[2]):  # not computed by an earlier pass
-                    if row >= 0 and _at_most(prune[0], row, prune[3]):
-                        _record(counts, mirror, prune, prune[0][row])
-                    else:
-                        _leaf(buffer[rest], lengths[rest], plan, residual, pairs, orders, space, plans, bound, where)
-                        _keep(task, bound, where, counts, out_best, out_pair, out_counts)
-                        _record(counts, mirror, prune, bound)
-        elif following < kinds:
+        slot = slot_of_size[start_size + depth]
+        covered = False
+        if entered and slot >= 0 and not _mirror_skipped(counts, mirror):
+            row = _covering(counts, prune)
+            if row < 0 or _at_most(prune[0], row, prune[2]):  # not computed by an earlier pass
+                if row >= 0 and _at_most(prune[0], row, prune[3]):
+                    _record(counts, mirror, prune, prune[0][row])
+                else:
+                    _leaf(buffer[depth], lengths[depth], plan, residual, pairs, orders, space, plans, bound, where)
+                    _keep(task, slot * count, bound, where, counts, out_best, out_pair, out_counts, floor)
+                    _record(counts, mirror, prune, bound)
+                    covered = depth < rest and _below_larger(bound, floor, slot_of_size, start_size + depth)
+        if entered and depth < rest and _mirror_closed(counts, mirror, following, rest - depth):
+            covered = True
+        entered = False
+        if depth < rest and following < kinds and not covered:
             kind = following
             convolve_into(buffer[depth + 1], buffer[depth], lengths[depth], kinds_pmfs[kind], taps)
             lengths[depth + 1] = lengths[depth] + taps - 1
             sequence[depth + 1] = kind
             counts[kind] += 1
             depth += 1
+            entered = True
             continue
         if depth == 0:
             break
@@ -485,15 +527,19 @@ def _times_power(row, scratch, length, pmf, count):
 
 
 def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, outputs, prune, stripes, table_bytes):
-    """Every multiset of ``size`` clients over the kinds ``kinds_pmfs`` (rows root * their sum):
-    per order, the largest bound over the leaves (:func:`_leaf`) into ``out_best[task]``, the pair
-    attaining it (2·pair + direction) into ``out_pair[task]`` and that leaf's count vector into
-    ``out_counts[task]``, where ``outputs`` = (out_best, out_pair, out_counts) (all three must
-    come initialised: −inf, −1) and ``task`` is a row 0 … size; the caller takes the largest over
+    """Every multiset of ``size`` clients over the kinds ``kinds_pmfs`` (rows root * their sum),
+    and of each smaller size s with ``slot[s]`` ≥ 0 (one walk: those are the walk's nodes at
+    their depth): per order o, the largest bound over them (:func:`_leaf`) into
+    ``out_best[task, slot[s]·orders + o]``, the pair attaining it (2·pair + direction) into
+    ``out_pair`` and that multiset's count vector into ``out_counts`` at the same place, where
+    ``outputs`` = (out_best, out_pair, out_counts, slot) (the first three must come initialised:
+    −inf, −1; slot[size] ≥ 0) and ``task`` is a row 0 … size; the caller takes the largest over
     the rows. With ``mirror[0] ≥ 0`` (``mirror`` maps each kind to its mirror image), a leaf whose
     mirrored count vector is smaller is skipped: the mirror configuration has the same value.
     ``prune`` (:func:`_subtree`; :data:`NO_PRUNING`: no tables) skips the leaves whose node of a
-    coarser split is bounded enough already, and records every leaf's bound.
+    coarser split is bounded enough already, and records every leaf's bound. A node bounded at
+    most the largest bound its stripe kept at every larger size is not expanded (its descendants
+    add clients: data processing), nor is one all of whose descendants are mirror images skipped.
 
     The work runs in ``stripes`` parallel stripes, task t in stripe t mod ``stripes`` (a leaf's cost
     varies by orders of magnitude as its staircases escalate, and the costly leaves cluster near
@@ -505,6 +551,9 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
     blocks; the maximum does not."""
     kinds = kinds_pmfs.shape[0]
     width = _width(root.shape[0], size, kinds_pmfs.shape[1], plan, residual, pairs)
+    out_best, out_pair, out_counts, slot_of_size = outputs
+    columns = out_best.shape[1]
+    floors = np.full((stripes, columns), -np.inf)  # per stripe, the largest bound kept per column
     if kinds < 3:
         for stripe in prange(stripes):
             for task in range(stripe, size + 1 if kinds > 1 else 1, stripes):
@@ -515,10 +564,8 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
                 counts = np.zeros(kinds, np.int64)
                 counts[0] = c0
                 _subtree(row, length, 1, task, counts, kinds_pmfs, mirror, plan, residual, pairs, orders, task,
-                         outputs, width, prune)
+                         (out_best, out_pair, out_counts, slot_of_size, floors[stripe]), width, prune)
         return
-    out_best, out_pair, out_counts = outputs
-    orders_count = out_best.shape[1]
     limit = table_bytes // (8 * width)  # the rows of a block of tasks (a block holds one count c₀ at least)
     base = np.zeros(width)
     scratch = np.zeros(width)
@@ -551,18 +598,18 @@ def _leaf_bounds(root, kinds_pmfs, size, mirror, plan, residual, pairs, orders, 
                 task_c1[t + 1] = c1
                 t += 1
             t += 1
-        best = np.full((tasks, orders_count), -np.inf)
-        pair = np.full((tasks, orders_count), -1, np.int64)
-        found = np.zeros((tasks, orders_count, kinds), np.int64)
+        best = np.full((tasks, columns), -np.inf)
+        pair = np.full((tasks, columns), -1, np.int64)
+        found = np.zeros((tasks, columns, kinds), np.int64)
         for stripe in prange(stripes):
             for t in range(stripe, tasks, stripes):
                 counts = np.zeros(kinds, np.int64)
                 counts[0] = task_c0[t]
                 counts[1] = task_c1[t]
                 _subtree(table[t], table_lengths[t], 2, size - task_c0[t] - task_c1[t], counts, kinds_pmfs, mirror,
-                         plan, residual, pairs, orders, t, (best, pair, found), width, prune)
+                         plan, residual, pairs, orders, t, (best, pair, found, slot_of_size, floors[stripe]), width, prune)
         for t in range(tasks):  # into the row of c₁, the first of equal bounds kept
-            for o in range(orders_count):
+            for o in range(columns):
                 if best[t, o] > out_best[task_c1[t], o]:
                     out_best[task_c1[t], o] = best[t, o]
                     out_pair[task_c1[t], o] = pair[t, o]

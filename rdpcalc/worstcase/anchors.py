@@ -65,8 +65,8 @@ import numpy as np
 
 from . import staircase
 
-#: the anchor counts tried, most first (nested: each set holds the next one's anchors)
-ANCHOR_COUNTS = (17, 9, 5, 3, 2)
+#: the anchor counts tried, most first
+ANCHOR_COUNTS = (17, 9, 6, 5, 3, 2)
 #: the cells of the interval a weight search starts with, and the most it halves them into
 START_CELLS = 8
 MAX_CELLS = 1024

@@ -268,6 +268,19 @@ def _mirror_of(kinds: Sequence[int], mirror: Sequence[int] | None) -> np.ndarray
     return np.array([list(kinds).index(mirror[k]) for k in kinds], dtype=np.int64)
 
 
+def _mirror_paired(kinds: int, mirror: Sequence[int] | None) -> list[int]:
+    """The kinds 0 … kinds − 1, each followed by its mirror image (kinds in natural order without
+    a mirror): the kernel's tasks fix the first two kinds' counts, so a whole task whose mirror
+    image comes first is skipped (:func:`rdpcalc.numerics.trees._mirror_closed`)."""
+    order: list[int] = []
+    for kind in range(kinds):
+        if kind not in order:
+            order.append(kind)
+            if mirror is not None and mirror[kind] not in order:
+                order.append(mirror[kind])
+    return order
+
+
 # ----------------------------------------------------------------------------- Theorem A's split
 @dataclass(frozen=True)
 class Split:
@@ -442,12 +455,7 @@ def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, 
     staircases; the largest per order (``raw``: in the kernel's units, margins not added);
     ``prune``: the kernel's tables (:func:`rdpcalc.numerics.trees._subtree`)."""
     orders = len(problem.alphas)
-    best = np.full((size + 1, orders), -np.inf)
-    where = np.full((size + 1, orders), -1, dtype=np.int64)
-    counts = np.zeros((size + 1, orders, len(kinds)), dtype=np.int64)
-    trees.kernels().leaf_bounds(np.array([1.0]), np.ascontiguousarray(problem.pmfs[list(kinds)]), size,
-                      _mirror_of(kinds, problem.mirror), cascade.kernel_plan(component), residuals,
-                      problem.kernel_pairs(), problem.kernel_orders(targets), (best, where, counts), prune)
+    best, where, counts = _walk(problem, kinds, [size], cascade, residuals, component, targets, prune)
     task = np.argmax(best, axis=0)
     scale, margins = _scale(problem.alphas), problem.margins()
     values = best[task, range(orders)] / scale + margins
@@ -460,6 +468,23 @@ def _tree(problem: Problem, kinds: Sequence[int], size: int, cascade: _Cascade, 
         full[list(kinds)] = counts[chosen, order]
         others.append(full)
     return Best(values, others, pairs, best[task, range(orders)])
+
+
+def _walk(problem: Problem, kinds: Sequence[int], sizes: Sequence[int], cascade: _Cascade, residuals: tuple,
+          component: np.ndarray, targets: np.ndarray | None, prune: tuple = trees.NO_PRUNING) -> tuple:
+    """The kernel's outputs (bounds, pairs, count vectors; a row per task) over every multiset of
+    each size in ``sizes`` of ``kinds``, in one walk of the tree of the largest: the columns of
+    the i-th size are i·orders … (i + 1)·orders − 1."""
+    orders, size = len(problem.alphas), max(sizes)
+    slot = np.full(size + 1, -1, dtype=np.int64)
+    slot[list(sizes)] = np.arange(len(sizes))
+    best = np.full((size + 1, orders * len(sizes)), -np.inf)
+    where = np.full(best.shape, -1, dtype=np.int64)
+    counts = np.zeros((*best.shape, len(kinds)), dtype=np.int64)
+    trees.kernels().leaf_bounds(np.array([1.0]), np.ascontiguousarray(problem.pmfs[list(kinds)]), size,
+                      _mirror_of(kinds, problem.mirror), cascade.kernel_plan(component), residuals,
+                      problem.kernel_pairs(), problem.kernel_orders(targets), (best, where, counts, slot), prune)
+    return best, where, counts
 
 
 def one_client(problem: Problem) -> np.ndarray:
@@ -485,6 +510,24 @@ def exhaustive(problem: Problem) -> Best:
     itself, with its configuration."""
     return _tree(problem, range(len(problem.pmfs)), problem.others, _Cascade.single(), _NO_RESIDUALS, np.array([1.0]),
                  None)
+
+
+def exhaustive_by_size(problem: Problem, sizes: Sequence[int]) -> np.ndarray:
+    """Per size K of ``sizes`` (distinct, at most ``problem.others``; rows) and order, the
+    largest D_α over every multiset of K others over every breakpoint (an upper bound, the
+    margins of K + 1 clients added), in one walk of the tree of the largest size: the multisets
+    of a smaller size are its nodes at their depth. The walk leaves out the subtree of a node
+    whose bound is at most one already kept at every larger size and order: each descendant's
+    exact value is at most the node's (it adds clients to both sums: data processing), hence at
+    most that kept bound plus the node's rounding, which its own margins cover and the larger
+    size's cover too (the margins grow with the clients)."""
+    orders = len(problem.alphas)
+    best = _walk(problem, _mirror_paired(len(problem.pmfs), problem.mirror), sizes, _Cascade.single(), _NO_RESIDUALS,
+                 np.array([1.0]), None)[0]
+    largest = np.max(best, axis=0).reshape(len(sizes), orders)
+    margins = np.array([[rounding_margin(alpha, size + 1, problem.pmfs.shape[1]) for alpha in problem.alphas]
+                        for size in sizes])
+    return largest / _scale(problem.alphas) + margins
 
 
 def theorem_a(problem: Problem, chosen: Split, targets: np.ndarray, plans=PLANS, soft: Sequence[int] | None = None) -> np.ndarray:

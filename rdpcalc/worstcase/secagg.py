@@ -101,9 +101,9 @@ Mechanisms whose pmf is not affine between its breakpoints:
   still, where it is (:func:`anchored_upper`): Theorem C (:mod:`rdpcalc.worstcase.anchors`), every
   other client a mixture of anchor inputs spread over [−b, b] plus a residual of mass ≤ ρ that is
   dropped, the anchors' multisets enumerated exhaustively (the fewest anchors that bring it within
-  the certificate's tolerance of the value found, at most as many as ANCHORED_WORK allows: 17 at
-  n = 10, 5 at n = 40, 3 at n = 100, the two ends at n = 1000; σ = C_q = 1, k = 16 takes 9 at
-  n = 10). Where the sum has few outputs (INTERVAL_ORDERS_SUPPORT) it is computed at
+  the certificate's tolerance of the value found, at most as many as ANCHORED_WORK allows; for
+  σ = C_q = 1, k = 16: 17 at n = 10 (9 are within the tolerance), 9 at n = 20, 6 at n = 40, 3 at
+  n = 100, the two ends at n = 1000). Where the sum has few outputs (INTERVAL_ORDERS_SUPPORT) it is computed at
   INTERVAL_ORDERS orders, elsewhere at certificate.ORDERS, chords between.
 
 Screens, searches and bounds run in the fast engine whichever engine is asked for; the exact
@@ -1288,14 +1288,21 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 INTERVAL_ORDERS = 32
 INTERVAL_ORDERS_SUPPORT = 400
 
-#: Theorem C's enumeration over the anchors' multisets (three or more anchors: the compiled
-#: tree) takes at most this many nodes × clients, summed over its cuts (about 0.1 µs each); the
-#: most anchors that fit are taken (fewer where they bring the bound within the tolerance of the
-#: values attained), and two (the ends, by the search's level rows) where none does
-ANCHORED_WORK = 300_000_000
+#: Theorem C's enumeration over the anchors' multisets (three or more anchors: one walk of the
+#: compiled tree of the largest cut, bounded at every cut's depth) takes at most this much work,
+#: as :func:`_anchored_work` estimates it (2–4 ns a unit measured on two cores: 15–35 s at
+#: most); the most anchors that fit are taken (fewer where they bring the bound within the
+#: tolerance of the values attained), and two (the ends, by the search's level rows) where none does
+ANCHORED_WORK = 8e9
+#: a multiset's bound at three orders (two convolutions with client 1's pmfs, and the orders'
+#: terms) costs about this many of the tree's node convolutions (measured: 2–3)
+EVALUATION_WEIGHT = 2.5
 #: the anchors and residual of Theorem C per mechanism and anchor count (their linear programs
 #: take seconds, and each accounting of a calibration asks again)
 _mixtures_memory = Remembered(16)
+#: the float pmfs at the inputs those linear programs read, per mechanism (the anchor counts'
+#: cells halve the same dyadic grid of the interval, so most inputs recur from count to count)
+_interval_pmfs_memory = Remembered(4)
 
 
 def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine, targets: np.ndarray | None = None,
@@ -1308,7 +1315,8 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
     two ends (margins added). The anchor counts of anchors.ANCHOR_COUNTS whose enumeration fits
     ANCHORED_WORK are tried from the fewest up (while they fit), until the bound is within
     ``tolerance`` of ``targets`` (values attained at the orders of ``alphas``) at every finite
-    order; without targets, or where none is, the most anchors that fit give the bound. Refused
+    order (one likely to miss it is passed over where a larger may fit: :func:`_fewest_anchors`);
+    without targets, or where none is, the most anchors that fit give the bound. Refused
     (ValueError) for a mechanism whose outputs' probabilities are not known to be unimodal in the
     input: the cells' weights rest on it."""
     if not mechanism.UNIMODAL_IN_INPUT:
@@ -1326,13 +1334,7 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
         bound = _anchored_bound(mechanism, n, finite, quick, chosen)
     else:
         attained = np.array([t for a, t in zip(alphas, targets) if a != math.inf], dtype=float)
-        for count in sorted(anchors.ANCHOR_COUNTS):  # the larger counts' linear programs only where needed
-            if not fits(count):
-                break
-            chosen = _mixture(mechanism, count)
-            bound = _anchored_bound(mechanism, n, finite, quick, chosen)
-            if np.all(bound <= attained * (1 + tolerance)):
-                break
+        bound, chosen = _fewest_anchors(mechanism, n, finite, quick, attained, tolerance, fits)
     bounds = dict(zip(finite, bound))
     return np.array([bounds.get(a, math.inf) for a in alphas]), chosen
 
@@ -1340,23 +1342,81 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
 def _mixture(mechanism: Mechanism, count: int) -> anchors.Mixture:
     """:func:`rdpcalc.worstcase.anchors.mixture` of ``count`` anchors over the mechanism's input
     interval, remembered."""
+    quick = FastEngine(mechanism.modulus)
+    known = _interval_pmfs_memory.get(mechanism, dict)
+
+    def pmf_at(y: Fraction) -> np.ndarray:
+        if y not in known:
+            known[y] = np.exp(np.asarray(quick.client(mechanism, y), dtype=float))
+        return known[y]
+
     def build():
-        quick = FastEngine(mechanism.modulus)
         low, high = mechanism.breakpoints()
-        return anchors.mixture(lambda y: np.exp(np.asarray(quick.client(mechanism, y), dtype=float)), low, high,
-                               count, mechanism.mirror_symmetric())
+        return anchors.mixture(pmf_at, low, high, count, mechanism.mirror_symmetric())
 
     return _mixtures_memory.get((mechanism, count), build)
 
 
-def _anchored_work(mechanism: Mechanism, n: int, count: int) -> int:
-    """The nodes × clients of Theorem C's enumeration with ``count`` anchors, summed over its cuts
-    (the cut at d = 0 alone first: the residual's linear programs are not run where that does not fit)."""
+def _fewest_anchors(mechanism: Mechanism, n: int, finite: list[float], quick, attained: np.ndarray,
+                    tolerance: float, fits: Callable[[int], bool]) -> tuple[np.ndarray, anchors.Mixture]:
+    """Theorem C's bound (at the finite orders ``finite``) with the fewest anchors of
+    anchors.ANCHOR_COUNTS that bring it within ``tolerance`` of ``attained``, or with the most
+    that fit. Counts are tried from the fewest up; once a bound is known, a count that would
+    likely miss the tolerance (:func:`_hopeless`) is passed over while a larger count's tree
+    may fit (:func:`_tree_fits`), and computed after all where none larger fits."""
+    counts = sorted(anchors.ANCHOR_COUNTS)
+    excess, computed, passed = math.inf, 0, []  # the last bound's largest ratio − 1, its count, counts passed over
+    for index, count in enumerate(counts):
+        larger = counts[index + 1:]
+        if computed and larger and _hopeless(excess, computed, count, tolerance) and \
+                _tree_fits(mechanism, n, larger[0]):
+            passed.append(count)
+            continue
+        last = not fits(count)
+        if last:  # the most that fit among those passed over, if any
+            count = next((c for c in reversed(passed) if fits(c)), 0)
+            if not count:
+                break
+        chosen = _mixture(mechanism, count)
+        bound = _anchored_bound(mechanism, n, finite, quick, chosen)
+        excess, computed, passed = float(np.max(bound / attained)) - 1, count, []
+        if last or excess <= tolerance:
+            break
+    return bound, chosen
+
+
+def _hopeless(excess: float, computed: int, count: int, tolerance: float) -> bool:
+    """Whether ``count`` anchors are unlikely to bring Theorem C within ``tolerance`` where
+    ``computed`` anchors left it ``excess`` above the values attained: the bound exceeds them by
+    about the residual ρ, and ρ falls like the square of the anchors' spacing (measured: 0.14,
+    0.04, 0.011, 0.0073, 0.0027, 0.0011 for 2, 3, 5, 6, 9, 17 anchors). A guess that only
+    decides which counts are tried; every count's bound is valid."""
+    return excess * ((computed - 1) / (count - 1)) ** 2 > tolerance
+
+
+def _tree_fits(mechanism: Mechanism, n: int, count: int) -> bool:
+    """Whether Theorem C's tree with ``count`` anchors fits ANCHORED_WORK at its largest cut
+    alone (no linear program run: a necessary condition of :func:`_anchored_work`'s)."""
+    return _anchored_work(mechanism, n, count, largest_only=True) <= ANCHORED_WORK
+
+
+def _anchored_work(mechanism: Mechanism, n: int, count: int, largest_only: bool = False) -> float:
+    """The work of Theorem C's walk with ``count`` anchors, in units of a row entry times a pmf
+    output (measured times grow about linearly in the outputs t: the evaluations' terms run
+    along the rows): the nodes of the largest cut's tree (C(K + count, count) for K others, rows
+    of up to (K + 1)·(t − 1) + 1 entries) and the bounds at the cuts' depths (C(K_i + count − 1,
+    count − 1) multisets each, EVALUATION_WEIGHT nodes apiece); halved for a mirror-symmetric
+    mechanism (the kernel skips the mirror images). The residual's linear programs are not run
+    where the tree alone, at K = n − 1, does not fit, or with ``largest_only``: that tree's work."""
     others = n - 1
-    if math.comb(others + count, count) * n > ANCHORED_WORK:
-        return math.comb(others + count, count) * n
-    cuts = anchors.cuts(others, _mixture(mechanism, count).residual)
-    return sum(math.comb(others - d + count, count) * (others - d + 1) for d, _ in cuts)
+    outputs = len(FastEngine(mechanism.modulus).client(mechanism, mechanism.breakpoints()[0]))
+    per_client = outputs / (2 if mechanism.mirror_symmetric() else 1)
+    if largest_only or math.comb(others + count, count) * n * per_client > ANCHORED_WORK:
+        return math.comb(others + count, count) * n * per_client
+    sizes = [others - d for d, _ in anchors.cuts(others, _mixture(mechanism, count).residual)]
+    largest = max(sizes)
+    evaluations = sum(math.comb(size + count - 1, count - 1) for size in sizes)
+    return (math.comb(largest + count, count) + EVALUATION_WEIGHT * evaluations) * (largest + 1) * per_client
 
 
 def _anchored_bound(mechanism: Mechanism, n: int, finite: list[float], quick, chosen: anchors.Mixture) -> np.ndarray:
@@ -1369,13 +1429,13 @@ def _anchored_bound(mechanism: Mechanism, n: int, finite: list[float], quick, ch
     mirror = tuple(range(len(points)))[::-1] if mechanism.mirror_symmetric() else None
     margins = np.array([certificate.rounding_margin(a, n, rows.shape[1]) for a in finite])
 
-    def value_at(size: int) -> np.ndarray:
-        if len(points) == 2:
-            return _exhaustive_maximum(mechanism, quick, clients, points, finite, size) + margins
-        problem = certificate.Problem(rows, ((0, len(points) - 1),), tuple(finite), mirror, size + 1)
-        return certificate.exhaustive(problem).values
-
-    values = np.array([value_at(others - d) for d, _ in cuts])  # cuts × orders
+    sizes = [others - d for d, _ in cuts]
+    if len(points) == 2:
+        values = np.array([_exhaustive_maximum(mechanism, quick, clients, points, finite, size) + margins
+                           for size in sizes])
+    else:  # one walk of the largest size's tree (cuts × orders)
+        problem = certificate.Problem(rows, ((0, len(points) - 1),), tuple(finite), mirror, n)
+        values = certificate.exhaustive_by_size(problem, sizes)
     return np.asarray(staircase.mixed(values, np.array([w for _, w in cuts]), finite), dtype=float)
 
 
