@@ -260,3 +260,18 @@ def test_counts_likely_to_miss_the_tolerance_are_passed_over_unless_none_larger_
     values, chosen = secagg.anchored_upper(qgauss("1", 16), 40, [1.0, 2.0], make_engine("fast"), attained, 0.005)
     assert asked == computed and len(chosen.anchors) == computed[-1]
     assert np.array_equal(values, attained * (1 + residuals[computed[-1]]))
+
+
+def test_the_text_says_which_limit_kept_theorem_c_from_the_tolerance(monkeypatch):
+    """With the work limit lowered so that three anchors are the most that fit at n = 10, the
+    bound is not within the tolerance (ρ = 0.04), and the certificate's text says why: five
+    anchors' work, over the limit. With the limit as shipped nine anchors are within it, and the
+    text has no such clause."""
+    mech = qgauss("1", 16)
+    [record] = rdpcalc.divergence(mech, n=10, alphas=[2])
+    assert record["certified_upper"] <= record["divergence"] * 1.005 and "would take" not in record["certificate"]
+    monkeypatch.setattr(secagg, "ANCHORED_WORK", secagg._anchored_work(mech, 10, 3))
+    [limited] = rdpcalc.divergence(mech, n=10, alphas=[2])
+    assert limited["certified_upper"] > limited["divergence"] * 1.005
+    assert "mixture of 3 anchor inputs" in limited["certificate"]
+    assert f"5 anchors would take {secagg._anchored_work(mech, 10, 5):.2g} units of work" in limited["certificate"]

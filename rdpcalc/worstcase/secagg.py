@@ -1247,9 +1247,12 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
     if family != "affine":
         def interval(orders):
             bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, targets(orders), tolerance)
-            mixed, chosen = anchored_upper(mechanism, n, orders, engine, targets(orders), tolerance)
+            wanted = targets(orders)
+            mixed, chosen = anchored_upper(mechanism, n, orders, engine, wanted, tolerance)
             if np.any(mixed < bound):
                 text += f"; where smaller, Theorem C: {chosen.describe()}"
+                if np.any(np.minimum(bound, mixed) > wanted * (1 + tolerance)):
+                    text += _anchors_limit(mechanism, n, len(chosen.anchors))
             texts.append(text)
             return np.minimum(bound, mixed)
 
@@ -1383,6 +1386,16 @@ def _fewest_anchors(mechanism: Mechanism, n: int, finite: list[float], quick, at
         if last or excess <= tolerance:
             break
     return bound, chosen
+
+
+def _anchors_limit(mechanism: Mechanism, n: int, count: int) -> str:
+    """Why Theorem C kept ``count`` anchors where its bound is not within the tolerance: the
+    next count's enumeration over the work limit (empty where there is none)."""
+    larger = [c for c in sorted(anchors.ANCHOR_COUNTS) if c > count]
+    if not larger:
+        return ""
+    return (f" (the residual dropped loosens it by about its mass; {larger[0]} anchors would take "
+            f"{_anchored_work(mechanism, n, larger[0]):.2g} units of work, more than the limit {ANCHORED_WORK:.2g})")
 
 
 def _hopeless(excess: float, computed: int, count: int, tolerance: float) -> bool:
