@@ -243,7 +243,7 @@ def test_counts_likely_to_miss_the_tolerance_are_passed_over_unless_none_larger_
     works = {"fits": (limit, limit), "too large": (2 * limit, 2 * limit), "its cuts too large": (limit, 2 * limit)}[nine]
     asked = []
 
-    def work(mechanism, n, count, largest_only=False):
+    def work(mechanism, n, count, orders, largest_only=False):
         if count < 9:
             return 0.0
         return 2 * limit if count > 9 else works[0 if largest_only else 1]
@@ -270,8 +270,8 @@ def test_the_text_says_which_limit_kept_theorem_c_from_the_tolerance(monkeypatch
     mech = qgauss("1", 16)
     [record] = rdpcalc.divergence(mech, n=10, alphas=[2])
     assert record["certified_upper"] <= record["divergence"] * 1.005 and "would take" not in record["certificate"]
-    monkeypatch.setattr(secagg, "ANCHORED_WORK", secagg._anchored_work(mech, 10, 3))
+    monkeypatch.setattr(secagg, "ANCHORED_WORK", secagg._anchored_work(mech, 10, 3, 1))
     [limited] = rdpcalc.divergence(mech, n=10, alphas=[2])
     assert limited["certified_upper"] > limited["divergence"] * 1.005
     assert "mixture of 3 anchor inputs" in limited["certificate"]
-    assert f"5 anchors would take {secagg._anchored_work(mech, 10, 5):.2g} units of work" in limited["certificate"]
+    assert f"5 anchors would take {secagg._anchored_work(mech, 10, 5, 1):.2g} units of work" in limited["certificate"]

@@ -1252,7 +1252,7 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
             if np.any(mixed < bound):
                 text += f"; where smaller, Theorem C: {chosen.describe()}"
                 if np.any(np.minimum(bound, mixed) > wanted * (1 + tolerance)):
-                    text += _anchors_limit(mechanism, n, len(chosen.anchors))
+                    text += _anchors_limit(mechanism, n, len(chosen.anchors), len(orders))
             texts.append(text)
             return np.minimum(bound, mixed)
 
@@ -1293,13 +1293,13 @@ INTERVAL_ORDERS_SUPPORT = 400
 
 #: Theorem C's enumeration over the anchors' multisets (three or more anchors: one walk of the
 #: compiled tree of the largest cut, bounded at every cut's depth) takes at most this much work,
-#: as :func:`_anchored_work` estimates it (2–4 ns a unit measured on two cores: 15–35 s at
+#: as :func:`_anchored_work` estimates it (about 1.6 ns a unit measured on two cores: 16 s at
 #: most); the most anchors that fit are taken (fewer where they bring the bound within the
 #: tolerance of the values attained), and two (the ends, by the search's level rows) where none does
-ANCHORED_WORK = 8e9
-#: a multiset's bound at three orders (two convolutions with client 1's pmfs, and the orders'
-#: terms) costs about this many of the tree's node convolutions (measured: 2–3)
-EVALUATION_WEIGHT = 2.5
+ANCHORED_WORK = 1e10
+#: a multiset's bound costs two convolutions with client 1's pmfs and, per order and row entry,
+#: terms worth about this many multiply-adds (measured: 28 orders take 7 times as long as 3)
+ORDER_TERMS_WORK = 8
 #: the anchors and residual of Theorem C per mechanism and anchor count (their linear programs
 #: take seconds, and each accounting of a calibration asks again)
 _mixtures_memory = Remembered(16)
@@ -1328,7 +1328,7 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
     finite = [a for a in alphas if a != math.inf]
 
     def fits(count: int) -> bool:
-        return count == 2 or _anchored_work(mechanism, n, count) <= ANCHORED_WORK
+        return count == 2 or _anchored_work(mechanism, n, count, len(finite)) <= ANCHORED_WORK
 
     if targets is None or not finite:
         chosen = _mixture(mechanism, next(c for c in sorted(anchors.ANCHOR_COUNTS, reverse=True) if fits(c)))
@@ -1372,7 +1372,7 @@ def _fewest_anchors(mechanism: Mechanism, n: int, finite: list[float], quick, at
     for index, count in enumerate(counts):
         larger = counts[index + 1:]
         if computed and larger and _hopeless(excess, computed, count, tolerance) and \
-                _tree_fits(mechanism, n, larger[0]):
+                _tree_fits(mechanism, n, larger[0], len(finite)):
             passed.append(count)
             continue
         last = not fits(count)
@@ -1388,14 +1388,15 @@ def _fewest_anchors(mechanism: Mechanism, n: int, finite: list[float], quick, at
     return bound, chosen
 
 
-def _anchors_limit(mechanism: Mechanism, n: int, count: int) -> str:
-    """Why Theorem C kept ``count`` anchors where its bound is not within the tolerance: the
-    next count's enumeration over the work limit (empty where there is none)."""
+def _anchors_limit(mechanism: Mechanism, n: int, count: int, orders: int) -> str:
+    """Why Theorem C kept ``count`` anchors where its bound (at ``orders`` orders) is not within
+    the tolerance: the next count's enumeration over the work limit (empty where there is none)."""
     larger = [c for c in sorted(anchors.ANCHOR_COUNTS) if c > count]
     if not larger:
         return ""
     return (f" (the residual dropped loosens it by about its mass; {larger[0]} anchors would take "
-            f"{_anchored_work(mechanism, n, larger[0]):.2g} units of work, more than the limit {ANCHORED_WORK:.2g})")
+            f"{_anchored_work(mechanism, n, larger[0], orders):.2g} units of work, more than the limit "
+            f"{ANCHORED_WORK:.2g})")
 
 
 def _hopeless(excess: float, computed: int, count: int, tolerance: float) -> bool:
@@ -1407,29 +1408,31 @@ def _hopeless(excess: float, computed: int, count: int, tolerance: float) -> boo
     return excess * ((computed - 1) / (count - 1)) ** 2 > tolerance
 
 
-def _tree_fits(mechanism: Mechanism, n: int, count: int) -> bool:
+def _tree_fits(mechanism: Mechanism, n: int, count: int, orders: int) -> bool:
     """Whether Theorem C's tree with ``count`` anchors fits ANCHORED_WORK at its largest cut
     alone (no linear program run: a necessary condition of :func:`_anchored_work`'s)."""
-    return _anchored_work(mechanism, n, count, largest_only=True) <= ANCHORED_WORK
+    return _anchored_work(mechanism, n, count, orders, largest_only=True) <= ANCHORED_WORK
 
 
-def _anchored_work(mechanism: Mechanism, n: int, count: int, largest_only: bool = False) -> float:
-    """The work of Theorem C's walk with ``count`` anchors, in units of a row entry times a pmf
-    output (measured times grow about linearly in the outputs t: the evaluations' terms run
-    along the rows): the nodes of the largest cut's tree (C(K + count, count) for K others, rows
-    of up to (K + 1)·(t − 1) + 1 entries) and the bounds at the cuts' depths (C(K_i + count − 1,
-    count − 1) multisets each, EVALUATION_WEIGHT nodes apiece); halved for a mirror-symmetric
+def _anchored_work(mechanism: Mechanism, n: int, count: int, orders: int, largest_only: bool = False) -> float:
+    """The work of Theorem C's walk with ``count`` anchors at ``orders`` finite orders, in
+    multiply-adds (about): the nodes of the largest cut's tree (C(K + count, count) for K others),
+    each a convolution of a row of up to (K + 1)·(t − 1) + 1 entries with a pmf of t outputs, and
+    the bounds at the cuts' depths (C(K_i + count − 1, count − 1) multisets each), each two such
+    convolutions and ORDER_TERMS_WORK per order and row entry; halved for a mirror-symmetric
     mechanism (the kernel skips the mirror images). The residual's linear programs are not run
     where the tree alone, at K = n − 1, does not fit, or with ``largest_only``: that tree's work."""
     others = n - 1
     outputs = len(FastEngine(mechanism.modulus).client(mechanism, mechanism.breakpoints()[0]))
-    per_client = outputs / (2 if mechanism.mirror_symmetric() else 1)
-    if largest_only or math.comb(others + count, count) * n * per_client > ANCHORED_WORK:
-        return math.comb(others + count, count) * n * per_client
+    per_client = 1 / (2 if mechanism.mirror_symmetric() else 1)
+    nodes = math.comb(others + count, count) * n * per_client * outputs
+    if largest_only or nodes > ANCHORED_WORK:
+        return nodes
     sizes = [others - d for d, _ in anchors.cuts(others, _mixture(mechanism, count).residual)]
     largest = max(sizes)
     evaluations = sum(math.comb(size + count - 1, count - 1) for size in sizes)
-    return (math.comb(largest + count, count) + EVALUATION_WEIGHT * evaluations) * (largest + 1) * per_client
+    evaluation = 2 * outputs + ORDER_TERMS_WORK * orders
+    return (math.comb(largest + count, count) * outputs + evaluations * evaluation) * (largest + 1) * per_client
 
 
 def _anchored_bound(mechanism: Mechanism, n: int, finite: list[float], quick, chosen: anchors.Mixture) -> np.ndarray:
