@@ -102,9 +102,10 @@ Mechanisms whose pmf is not affine between its breakpoints:
   other client a mixture of anchor inputs spread over [−b, b] plus a residual of mass ≤ ρ that is
   dropped, the anchors' multisets enumerated exhaustively (the fewest anchors that bring it within
   the certificate's tolerance of the value found, at most as many as ANCHORED_WORK allows; for
-  σ = C_q = 1, k = 16: 17 at n = 10 (9 are within the tolerance), 9 at n = 20, 6 at n = 40, 3 at
-  n = 100, the two ends at n = 1000). Where the sum has few outputs (INTERVAL_ORDERS_SUPPORT) it is computed at
-  INTERVAL_ORDERS orders, elsewhere at certificate.ORDERS, chords between.
+  σ = C_q = 1, k = 16 at three orders: 17 fit at n = 10, where 9 are within the tolerance, 9 at
+  n = 20, 6 at n = 40, 3 at n = 100, the two ends at n = 1000). Where the sum has few outputs
+  (INTERVAL_ORDERS_SUPPORT) it is computed at INTERVAL_ORDERS orders, elsewhere at
+  certificate.ORDERS, chords between.
 
 Screens, searches and bounds run in the fast engine whichever engine is asked for; the exact
 engine recomputes the configurations found (so a printed value is the exact divergence of the
