@@ -507,9 +507,10 @@ def homogeneous(problem: Problem) -> np.ndarray:
 
 def exhaustive(problem: Problem) -> Best:
     """Every multiset of the others over every breakpoint (module docstring): the worst case
-    itself, with its configuration."""
-    return _tree(problem, range(len(problem.pmfs)), problem.others, _Cascade.single(), _NO_RESIDUALS, np.array([1.0]),
-                 None)
+    itself, with its configuration (the kinds walked beside their mirror images,
+    :func:`_mirror_paired`)."""
+    return _tree(problem, _mirror_paired(len(problem.pmfs), problem.mirror), problem.others, _Cascade.single(),
+                 _NO_RESIDUALS, np.array([1.0]), None)
 
 
 def exhaustive_by_size(problem: Problem, sizes: Sequence[int]) -> np.ndarray:

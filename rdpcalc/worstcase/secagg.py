@@ -1346,15 +1346,15 @@ def anchored_upper(mechanism: Mechanism, n: int, alphas: Sequence[float], engine
 def _mixture(mechanism: Mechanism, count: int) -> anchors.Mixture:
     """:func:`rdpcalc.worstcase.anchors.mixture` of ``count`` anchors over the mechanism's input
     interval, remembered."""
-    quick = FastEngine(mechanism.modulus)
-    known = _interval_pmfs_memory.get(mechanism, dict)
-
-    def pmf_at(y: Fraction) -> np.ndarray:
-        if y not in known:
-            known[y] = np.exp(np.asarray(quick.client(mechanism, y), dtype=float))
-        return known[y]
-
     def build():
+        quick = FastEngine(mechanism.modulus)
+        known = _interval_pmfs_memory.get(mechanism, dict)
+
+        def pmf_at(y: Fraction) -> np.ndarray:
+            if y not in known:
+                known[y] = np.exp(np.asarray(quick.client(mechanism, y), dtype=float))
+            return known[y]
+
         low, high = mechanism.breakpoints()
         return anchors.mixture(pmf_at, low, high, count, mechanism.mirror_symmetric())
 
@@ -1384,7 +1384,7 @@ def _fewest_anchors(mechanism: Mechanism, n: int, finite: list[float], quick, at
         chosen = _mixture(mechanism, count)
         bound = _anchored_bound(mechanism, n, finite, quick, chosen)
         excess, computed, passed = float(np.max(bound / attained)) - 1, count, []
-        if last or excess <= tolerance:
+        if last or np.all(bound <= attained * (1 + tolerance)):
             break
     return bound, chosen
 
@@ -1423,8 +1423,7 @@ def _anchored_work(mechanism: Mechanism, n: int, count: int, orders: int, larges
     convolutions and ORDER_TERMS_WORK per order and row entry; halved for a mirror-symmetric
     mechanism (the kernel skips the mirror images). The residual's linear programs are not run
     where the tree alone, at K = n − 1, does not fit, or with ``largest_only``: that tree's work."""
-    others = n - 1
-    outputs = len(FastEngine(mechanism.modulus).client(mechanism, mechanism.breakpoints()[0]))
+    others, outputs = n - 1, mechanism.support_size
     per_client = 1 / (2 if mechanism.mirror_symmetric() else 1)
     nodes = math.comb(others + count, count) * n * per_client * outputs
     if largest_only or nodes > ANCHORED_WORK:
@@ -1444,10 +1443,9 @@ def _anchored_bound(mechanism: Mechanism, n: int, finite: list[float], quick, ch
     clients = [quick.client(mechanism, p) for p in points]
     rows = _linear_pmfs(quick, clients)
     mirror = tuple(range(len(points)))[::-1] if mechanism.mirror_symmetric() else None
-    margins = np.array([certificate.rounding_margin(a, n, rows.shape[1]) for a in finite])
-
     sizes = [others - d for d, _ in cuts]
     if len(points) == 2:
+        margins = np.array([certificate.rounding_margin(a, n, rows.shape[1]) for a in finite])
         values = np.array([_exhaustive_maximum(mechanism, quick, clients, points, finite, size) + margins
                            for size in sizes])
     else:  # one walk of the largest size's tree (cuts × orders)
