@@ -275,3 +275,13 @@ def test_the_text_says_which_limit_kept_theorem_c_from_the_tolerance(monkeypatch
     assert limited["certified_upper"] > limited["divergence"] * 1.005
     assert "mixture of 3 anchor inputs" in limited["certificate"]
     assert f"5 anchors would take {secagg._anchored_work(mech, 10, 5, 1):.2g} units of work" in limited["certificate"]
+
+
+def test_the_text_says_when_no_larger_anchor_count_is_tried(monkeypatch):
+    """With three anchors the most tried, Theorem C at n = 10 is not within the tolerance
+    (ρ = 0.04), and the certificate's text says so: the residual it drops, and no larger count."""
+    monkeypatch.setattr(anchors, "ANCHOR_COUNTS", (3, 2))
+    [record] = rdpcalc.divergence(qgauss("1", 16), n=10, alphas=[2])
+    assert record["certified_upper"] > record["divergence"] * 1.005
+    assert "mixture of 3 anchor inputs" in record["certificate"]
+    assert "(the residual dropped loosens it by about its mass; 3 anchors are the most tried)" in record["certificate"]

@@ -1247,13 +1247,14 @@ def _certificate(mechanism, n, alphas, engine, clients, points, budget, mixture=
 
     if family != "affine":
         def interval(orders):
-            bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, targets(orders), tolerance)
             wanted = targets(orders)
+            bound, text = certificate.continuum(_linear_pmfs(engine, clients), n, orders, wanted, tolerance)
             mixed, chosen = anchored_upper(mechanism, n, orders, engine, wanted, tolerance)
             if np.any(mixed < bound):
                 text += f"; where smaller, Theorem C: {chosen.describe()}"
-                if np.any(np.minimum(bound, mixed) > wanted * (1 + tolerance)):
-                    text += _anchors_limit(mechanism, n, len(chosen.anchors), len(orders))
+                finite = np.isfinite(orders)
+                if np.any(np.minimum(bound, mixed)[finite] > wanted[finite] * (1 + tolerance)):
+                    text += _anchors_limit(mechanism, n, len(chosen.anchors), int(np.sum(finite)))
             texts.append(text)
             return np.minimum(bound, mixed)
 
@@ -1390,14 +1391,13 @@ def _fewest_anchors(mechanism: Mechanism, n: int, finite: list[float], quick, at
 
 
 def _anchors_limit(mechanism: Mechanism, n: int, count: int, orders: int) -> str:
-    """Why Theorem C kept ``count`` anchors where its bound (at ``orders`` orders) is not within
-    the tolerance: the next count's enumeration over the work limit (empty where there is none)."""
+    """Why Theorem C kept ``count`` anchors where its bound (at ``orders`` finite orders) is not
+    within the tolerance: the residual it drops, and the next count's enumeration over the work
+    limit, or no count larger among those tried."""
     larger = [c for c in sorted(anchors.ANCHOR_COUNTS) if c > count]
-    if not larger:
-        return ""
-    return (f" (the residual dropped loosens it by about its mass; {larger[0]} anchors would take "
-            f"{_anchored_work(mechanism, n, larger[0], orders):.2g} units of work, more than the limit "
-            f"{ANCHORED_WORK:.2g})")
+    limit = (f"{larger[0]} anchors would take {_anchored_work(mechanism, n, larger[0], orders):.2g} units of work, "
+             f"more than the limit {ANCHORED_WORK:.2g}" if larger else f"{count} anchors are the most tried")
+    return f" (the residual dropped loosens it by about its mass; {limit})"
 
 
 def _hopeless(excess: float, computed: int, count: int, tolerance: float) -> bool:
